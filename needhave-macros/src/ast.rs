@@ -1,0 +1,331 @@
+//! The model of a `routes!` table, and the parser from tokens into it.
+//!
+//! Parsing only recognises shapes; every rule about what a shape may say
+//! (known methods, real statuses, tools pointing at real routes …) lives in
+//! `check.rs`, so that one table with five mistakes gets five errors.
+
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{braced, bracketed, parenthesized, token, Attribute, Ident, LitInt, LitStr, Token, Type};
+
+pub struct Table {
+    pub routes: Vec<Route>,
+    pub tools: Vec<Tool>,
+}
+
+/// `/// doc  METHOD "path" (Body)? => handler raw? -> responses;`
+pub struct Route {
+    pub doc: String,
+    pub method: Ident,
+    pub path: LitStr,
+    pub body: Option<Type>,
+    pub handler: syn::Path,
+    pub raw: bool,
+    pub responses: Vec<Response>,
+}
+
+pub struct Response {
+    pub status: LitInt,
+    pub kind: ResponseKind,
+}
+
+pub enum ResponseKind {
+    Json(Type),
+    Html,
+    Empty,
+    Errors(Vec<Ident>),
+}
+
+/// `/// doc  tool name "Title" [hints]? { fields } => plan;`
+pub struct Tool {
+    pub doc: String,
+    pub name: Ident,
+    pub title: LitStr,
+    pub hints: Vec<Ident>,
+    pub fields: Vec<Field>,
+    pub branches: Vec<Branch>,
+}
+
+pub struct Field {
+    pub attrs: Vec<Attribute>,
+    pub name: Ident,
+    pub ty: Type,
+}
+
+/// `(if arg)? step (then if field step)*` — the first branch whose `if` argument
+/// is present runs; a branch without `if` is the fallback and comes last.
+pub struct Branch {
+    pub when: Option<Ident>,
+    pub steps: Vec<Step>,
+}
+
+pub struct Step {
+    /// For every step after the first: run only when this field of the
+    /// previous result is `true`.
+    pub when_prev: Option<Ident>,
+    pub method: Ident,
+    pub path: LitStr,
+    pub args: Vec<Arg>,
+}
+
+pub struct Arg {
+    pub name: Ident,
+    pub source: Source,
+}
+
+pub enum Source {
+    Arg(Ident),
+    Lit(LitStr),
+    Prev(Ident),
+}
+
+/// A path split into its segments; `:name` is a parameter.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Segment {
+    Lit(String),
+    Param(String),
+}
+
+impl Route {
+    pub fn segments(&self) -> Vec<Segment> {
+        segments(&self.path.value())
+    }
+
+    pub fn params(&self) -> Vec<String> {
+        self.segments()
+            .into_iter()
+            .filter_map(|s| match s {
+                Segment::Param(p) => Some(p),
+                Segment::Lit(_) => None,
+            })
+            .collect()
+    }
+
+    /// The path with parameter names erased: two routes with the same shape
+    /// and method are the same route.
+    pub fn shape(&self) -> Vec<Option<String>> {
+        shape(&self.path.value())
+    }
+
+    pub fn success(&self) -> Option<&Response> {
+        self.responses
+            .iter()
+            .find(|r| !matches!(r.kind, ResponseKind::Errors(_)))
+    }
+}
+
+pub fn segments(path: &str) -> Vec<Segment> {
+    path.trim_start_matches('/')
+        .split('/')
+        .map(|s| match s.strip_prefix(':') {
+            Some(p) => Segment::Param(p.to_string()),
+            None => Segment::Lit(s.to_string()),
+        })
+        .collect()
+}
+
+pub fn shape(path: &str) -> Vec<Option<String>> {
+    segments(path)
+        .into_iter()
+        .map(|s| match s {
+            Segment::Lit(l) => Some(l),
+            Segment::Param(_) => None,
+        })
+        .collect()
+}
+
+mod kw {
+    syn::custom_keyword!(tool);
+    syn::custom_keyword!(raw);
+    syn::custom_keyword!(html);
+    syn::custom_keyword!(empty);
+    syn::custom_keyword!(then);
+    syn::custom_keyword!(prev);
+}
+
+fn doc_of(attrs: &[Attribute]) -> syn::Result<String> {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            return Err(syn::Error::new_spanned(
+                attr,
+                "only doc comments may stand before a routes! entry",
+            ));
+        }
+        if let syn::Meta::NameValue(nv) = &attr.meta {
+            if let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+            {
+                lines.push(s.value().trim().to_string());
+            }
+        }
+    }
+    Ok(lines.join(" ").trim().to_string())
+}
+
+impl Parse for Table {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut routes = Vec::new();
+        let mut tools = Vec::new();
+        while !input.is_empty() {
+            let attrs = input.call(Attribute::parse_outer)?;
+            let doc = doc_of(&attrs)?;
+            if input.peek(kw::tool) {
+                tools.push(parse_tool(input, doc)?);
+            } else {
+                routes.push(parse_route(input, doc)?);
+            }
+        }
+        Ok(Table { routes, tools })
+    }
+}
+
+fn parse_route(input: ParseStream, doc: String) -> syn::Result<Route> {
+    let method: Ident = input.parse()?;
+    let path: LitStr = input.parse()?;
+    let body = if input.peek(token::Paren) {
+        let content;
+        parenthesized!(content in input);
+        Some(content.parse::<Type>()?)
+    } else {
+        None
+    };
+    input.parse::<Token![=>]>()?;
+    let handler: syn::Path = input.parse()?;
+    let raw = input.peek(kw::raw);
+    if raw {
+        input.parse::<kw::raw>()?;
+    }
+    input.parse::<Token![->]>()?;
+    let mut responses = Vec::new();
+    loop {
+        let status: LitInt = input.parse()?;
+        let kind = if input.peek(token::Bracket) {
+            let content;
+            bracketed!(content in input);
+            let codes = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+            ResponseKind::Errors(codes.into_iter().collect())
+        } else if input.peek(kw::html) {
+            input.parse::<kw::html>()?;
+            ResponseKind::Html
+        } else if input.peek(kw::empty) {
+            input.parse::<kw::empty>()?;
+            ResponseKind::Empty
+        } else {
+            ResponseKind::Json(input.parse()?)
+        };
+        responses.push(Response { status, kind });
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(Route {
+        doc,
+        method,
+        path,
+        body,
+        handler,
+        raw,
+        responses,
+    })
+}
+
+fn parse_tool(input: ParseStream, doc: String) -> syn::Result<Tool> {
+    input.parse::<kw::tool>()?;
+    let name: Ident = input.parse()?;
+    let title: LitStr = input.parse()?;
+    let mut hints = Vec::new();
+    if input.peek(token::Bracket) {
+        let content;
+        bracketed!(content in input);
+        hints = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?
+            .into_iter()
+            .collect();
+    }
+    let content;
+    braced!(content in input);
+    let mut fields = Vec::new();
+    while !content.is_empty() {
+        let attrs = content.call(Attribute::parse_outer)?;
+        let name: Ident = content.parse()?;
+        content.parse::<Token![:]>()?;
+        let ty: Type = content.parse()?;
+        fields.push(Field { attrs, name, ty });
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    input.parse::<Token![=>]>()?;
+    let mut branches = vec![parse_branch(input)?];
+    while input.peek(Token![|]) {
+        input.parse::<Token![|]>()?;
+        branches.push(parse_branch(input)?);
+    }
+    input.parse::<Token![;]>()?;
+    Ok(Tool {
+        doc,
+        name,
+        title,
+        hints,
+        fields,
+        branches,
+    })
+}
+
+fn parse_branch(input: ParseStream) -> syn::Result<Branch> {
+    let when = if input.peek(Token![if]) {
+        input.parse::<Token![if]>()?;
+        Some(input.parse()?)
+    } else {
+        None
+    };
+    let mut steps = vec![parse_step(input, None)?];
+    while input.peek(kw::then) {
+        input.parse::<kw::then>()?;
+        input.parse::<Token![if]>()?;
+        let field: Ident = input.parse()?;
+        steps.push(parse_step(input, Some(field))?);
+    }
+    Ok(Branch { when, steps })
+}
+
+fn parse_step(input: ParseStream, when_prev: Option<Ident>) -> syn::Result<Step> {
+    let method: Ident = input.parse()?;
+    let path: LitStr = input.parse()?;
+    let content;
+    braced!(content in input);
+    let mut args = Vec::new();
+    while !content.is_empty() {
+        let name: Ident = content.parse()?;
+        let source = if content.peek(Token![:]) {
+            content.parse::<Token![:]>()?;
+            if content.peek(LitStr) {
+                Source::Lit(content.parse()?)
+            } else if content.peek(kw::prev) {
+                content.parse::<kw::prev>()?;
+                content.parse::<Token![.]>()?;
+                Source::Prev(content.parse()?)
+            } else {
+                Source::Arg(content.parse()?)
+            }
+        } else {
+            Source::Arg(name.clone())
+        };
+        args.push(Arg { name, source });
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(Step {
+        when_prev,
+        method,
+        path,
+        args,
+    })
+}

@@ -1,0 +1,135 @@
+//! `dispatch`: method + path → handler, with the contract's input rules.
+//!
+//! Routes are grouped by shape (the path with parameter names erased) into
+//! one slice pattern each, so a known path with another method is told apart
+//! from an unknown path: 405 with `Allow` versus 404.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use crate::ast::{ResponseKind, Route, Segment, Table};
+
+pub fn expand(table: &Table) -> TokenStream {
+    // Shapes in an order where a literal segment is tried before a
+    // parameter in the same place (`/threads/messages` before `/threads/:id`).
+    let mut shapes: Vec<Vec<Option<String>>> = Vec::new();
+    for r in &table.routes {
+        if !shapes.contains(&r.shape()) {
+            shapes.push(r.shape());
+        }
+    }
+    shapes.sort_by_key(|s| {
+        s.iter()
+            .map(|seg| match seg {
+                Some(l) => (0, l.clone()),
+                None => (1, String::new()),
+            })
+            .collect::<Vec<_>>()
+    });
+
+    let arms = shapes.iter().map(|shape| {
+        let pattern = shape.iter().enumerate().map(|(i, seg)| match seg {
+            Some(lit) => quote!(#lit),
+            None => {
+                let b = format_ident!("__p{}", i);
+                quote!(#b)
+            }
+        });
+        let members: Vec<(usize, &Route)> = table
+            .routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| &r.shape() == shape)
+            .collect();
+        let allow = members
+            .iter()
+            .map(|(_, r)| r.method.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let methods = members.iter().map(|(i, r)| {
+            let method = r.method.to_string();
+            let call = call_route(*i, r);
+            quote!(#method => #call,)
+        });
+        quote! {
+            [#(#pattern),*] => match req.method.as_str() {
+                #(#methods)*
+                _ => crate::http::Response::method_not_allowed(#allow),
+            },
+        }
+    });
+
+    quote! {
+        /// Answers one request. Never panics on input: every malformed request
+        /// gets the contract's `{"error": CODE}`.
+        pub async fn dispatch(req: &crate::http::Request, ctx: &crate::Ctx) -> crate::http::Response {
+            let path = req.path.as_str();
+            let segments: ::std::vec::Vec<&str> =
+                path.strip_prefix('/').unwrap_or(path).split('/').collect();
+            match segments.as_slice() {
+                #(#arms)*
+                _ => crate::http::Response::error(crate::error::Code::NotFound),
+            }
+        }
+    }
+}
+
+fn call_route(index: usize, r: &Route) -> TokenStream {
+    let handler = &r.handler;
+    if r.raw {
+        return quote_spanned!(handler.span()=> #handler(req, ctx).await);
+    }
+    let params: Vec<(syn::Ident, syn::Ident)> = r
+        .segments()
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, s)| match s {
+            Segment::Param(p) => Some((format_ident!("{}", p), format_ident!("__p{}", i))),
+            Segment::Lit(_) => None,
+        })
+        .collect();
+    let parse_params = params.iter().map(|(name, binding)| {
+        quote! {
+            let #name = match crate::http::Id::parse(#binding) {
+                ::core::option::Option::Some(v) => v,
+                ::core::option::Option::None => {
+                    return crate::http::Response::error(crate::error::Code::NotFound)
+                }
+            };
+        }
+    });
+    let names: Vec<&syn::Ident> = params.iter().map(|(n, _)| n).collect();
+    let (parse_body, body_arg) = match &r.body {
+        Some(ty) => (
+            quote! {
+                let body: #ty = match crate::http::json_body(req) {
+                    ::core::result::Result::Ok(v) => v,
+                    ::core::result::Result::Err(e) => return crate::http::Response::from_error(&e),
+                };
+            },
+            quote!(body),
+        ),
+        None => (quote!(), quote!()),
+    };
+    let success = r.success().expect("checked: one success response");
+    let status = &success.status;
+    let (ty, respond) = match &success.kind {
+        ResponseKind::Json(ty) => (quote!(#ty), quote!(from_json)),
+        ResponseKind::Html => (quote!(crate::http::Html), quote!(from_html)),
+        ResponseKind::Empty => (quote!(()), quote!(from_empty)),
+        ResponseKind::Errors(_) => unreachable!("success is not an error list"),
+    };
+    let ty_span = match &success.kind {
+        ResponseKind::Json(t) => t.span(),
+        _ => status.span(),
+    };
+    let call = quote_spanned!(handler.span()=> #handler(ctx, #(#names,)* #body_arg));
+    let result = quote_spanned!(ty_span=> ::core::result::Result<#ty, crate::error::ApiError>);
+    quote! {{
+        #(#parse_params)*
+        #parse_body
+        let result: #result = #call.await;
+        crate::http::Response::#respond(&ROUTES[#index], #status, result)
+    }}
+}

@@ -1,0 +1,40 @@
+//! From a checked table to code. Each file writes one generated item.
+
+mod dispatch;
+mod openapi;
+mod routes;
+mod tools;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ast::Table;
+
+pub fn expand(table: &Table) -> TokenStream {
+    let routes = routes::expand(table);
+    let dispatch = dispatch::expand(table);
+    let openapi = openapi::expand(table);
+    let tools = tools::expand(table);
+    quote! {
+        #routes
+        #dispatch
+        #openapi
+        #tools
+    }
+}
+
+/// `empty_note` → `EmptyNote`: the variant of `crate::error::Code`.
+pub fn variant(code: &syn::Ident) -> syn::Ident {
+    let camel: String = code
+        .to_string()
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect();
+    syn::Ident::new(&camel, code.span())
+}

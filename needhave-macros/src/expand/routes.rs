@@ -1,0 +1,66 @@
+//! `ROUTES`: a static description of every call, for tests, pages and docs.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::ast::{ResponseKind, Table};
+
+pub fn expand(table: &Table) -> TokenStream {
+    let routes = table.routes.iter().map(|r| {
+        let method = r.method.to_string();
+        let path = r.path.value();
+        let doc = &r.doc;
+        let raw = r.raw;
+        let handler = &r.handler;
+        let handler = quote!(#handler).to_string().replace(' ', "");
+        let body = match &r.body {
+            Some(ty) => {
+                let name = quote!(#ty).to_string().replace(' ', "");
+                quote!(::core::option::Option::Some(#name))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let responses = r.responses.iter().map(|resp| {
+            let status = &resp.status;
+            let kind = match &resp.kind {
+                ResponseKind::Json(ty) => {
+                    let name = quote!(#ty).to_string().replace(' ', "");
+                    quote!(crate::table::Body::Json(#name))
+                }
+                ResponseKind::Html => quote!(crate::table::Body::Html),
+                ResponseKind::Empty => quote!(crate::table::Body::Empty),
+                ResponseKind::Errors(codes) => {
+                    let codes = codes.iter().map(super::variant);
+                    quote!(crate::table::Body::Errors(&[#(crate::error::Code::#codes),*]))
+                }
+            };
+            quote!(crate::table::RouteResponse { status: #status, body: #kind })
+        });
+        let tools: Vec<String> = table
+            .tools
+            .iter()
+            .filter(|t| {
+                t.branches.iter().flat_map(|b| &b.steps).any(|s| {
+                    s.method == r.method && crate::ast::shape(&s.path.value()) == r.shape()
+                })
+            })
+            .map(|t| t.name.to_string())
+            .collect();
+        quote! {
+            crate::table::Route {
+                method: #method,
+                path: #path,
+                doc: #doc,
+                handler: #handler,
+                body: #body,
+                raw: #raw,
+                responses: &[#(#responses),*],
+                tools: &[#(#tools),*],
+            }
+        }
+    });
+    quote! {
+        /// Every call of the list, in table order.
+        pub static ROUTES: &[crate::table::Route] = &[#(#routes),*];
+    }
+}

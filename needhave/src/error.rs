@@ -1,0 +1,99 @@
+//! The contract's error codes, and the one error type handlers return.
+//!
+//! A code fixes its status: the table lists codes under statuses for the
+//! reader and the OpenAPI document, and a test checks the two agree.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    BadRequest,
+    BadKind,
+    EmptyNote,
+    HugeNote,
+    BadSecret,
+    NotFound,
+    MethodNotAllowed,
+    DuplicateNote,
+    AlreadyAccepted,
+    TooLarge,
+    TooMany,
+    RateLimited,
+    Internal,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::BadRequest,
+        Code::BadKind,
+        Code::EmptyNote,
+        Code::HugeNote,
+        Code::BadSecret,
+        Code::NotFound,
+        Code::MethodNotAllowed,
+        Code::DuplicateNote,
+        Code::AlreadyAccepted,
+        Code::TooLarge,
+        Code::TooMany,
+        Code::RateLimited,
+        Code::Internal,
+    ];
+
+    pub const fn status(self) -> u16 {
+        match self {
+            Code::BadRequest | Code::BadKind | Code::EmptyNote | Code::HugeNote => 400,
+            Code::BadSecret => 403,
+            Code::NotFound => 404,
+            Code::MethodNotAllowed => 405,
+            Code::DuplicateNote | Code::AlreadyAccepted => 409,
+            Code::TooLarge => 413,
+            Code::TooMany | Code::RateLimited => 429,
+            Code::Internal => 500,
+        }
+    }
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::BadRequest => "bad_request",
+            Code::BadKind => "bad_kind",
+            Code::EmptyNote => "empty_note",
+            Code::HugeNote => "huge_note",
+            Code::BadSecret => "bad_secret",
+            Code::NotFound => "not_found",
+            Code::MethodNotAllowed => "method_not_allowed",
+            Code::DuplicateNote => "duplicate_note",
+            Code::AlreadyAccepted => "already_accepted",
+            Code::TooLarge => "too_large",
+            Code::TooMany => "too_many",
+            Code::RateLimited => "rate_limited",
+            Code::Internal => "internal",
+        }
+    }
+}
+
+/// What a handler returns when it does not succeed. Only the code reaches
+/// the client; a store failure's detail goes to the operator's log.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ApiError(pub Code);
+
+impl From<Code> for ApiError {
+    fn from(code: Code) -> Self {
+        ApiError(code)
+    }
+}
+
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> Self {
+        crate::platform::log_error(&format!("store: {e}"));
+        ApiError(Code::Internal)
+    }
+}
+
+/// The body of every error answer: `{"error": CODE}`.
+#[derive(Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ErrorBody {
+    pub error: Code,
+}

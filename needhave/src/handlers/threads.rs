@@ -1,0 +1,147 @@
+//! Threads: the respondent's callback, reading a thread by its key, and
+//! writing the next message in it. The key travels only in JSON bodies.
+
+use serde::{Deserialize, Serialize};
+
+use super::flag;
+use crate::error::{ApiError, Code};
+use crate::handlers::messages::MessageView;
+use crate::http::Id;
+use crate::rules;
+use crate::secrets::{new_id, sha256_hex};
+use crate::store::{prepare, RowExt, StoreExt};
+use crate::Ctx;
+
+#[derive(Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ReplySecret {
+    /// The reply secret from the first-reply answer.
+    pub secret: String,
+}
+
+#[derive(Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct Callback {
+    /// Whether the post's author accepted this first message.
+    pub accepted: bool,
+    /// Present only once accepted: the thread's key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_key: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ThreadKeyBody {
+    /// The thread key.
+    pub thread_key: String,
+}
+
+#[derive(Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct Thread {
+    pub post_id: String,
+    /// The first message, then the 100 most recent later ones, oldest first.
+    pub messages: Vec<MessageView>,
+}
+
+#[derive(Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct ThreadMessage {
+    /// The thread key.
+    pub thread_key: String,
+    /// The message: 1 to 500 characters after trimming.
+    pub text: String,
+}
+
+#[derive(Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+pub struct LaterCreated {
+    pub id: String,
+    pub post_id: String,
+}
+
+pub async fn callback(ctx: &Ctx, id: Id, body: ReplySecret) -> Result<Callback, ApiError> {
+    let row = ctx
+        .store
+        .first(
+            prepare(
+                "SELECT f.secret_hash = ?2 AS ok, a.thread_key AS thread_key \
+                 FROM messages f LEFT JOIN messages a ON a.parent_id = f.id AND a.role = 'accept' \
+                 WHERE f.id = ?1 AND f.role = 'first'",
+            )
+            .bind(id.as_str())
+            .bind(sha256_hex(&body.secret)),
+        )
+        .await?
+        .ok_or(ApiError(Code::NotFound))?;
+    if !flag(&row, "ok") {
+        return Err(Code::BadSecret.into());
+    }
+    let thread_key = row.str("thread_key").map(str::to_string);
+    Ok(Callback {
+        accepted: thread_key.is_some(),
+        thread_key,
+    })
+}
+
+pub async fn read(ctx: &Ctx, body: ThreadKeyBody) -> Result<Thread, ApiError> {
+    let rows = ctx
+        .store
+        .all(
+            prepare(
+                "SELECT 0 AS part, a.post_id AS post_id, f.id AS id, f.text AS text, \
+                 f.created_at AS t, f.rowid AS r \
+                 FROM messages a JOIN messages f ON f.id = a.parent_id \
+                 WHERE a.role = 'accept' AND a.thread_key_hash = ?1 \
+                 UNION ALL \
+                 SELECT * FROM (SELECT 1, post_id, id, text, created_at, rowid FROM messages \
+                 WHERE role = 'later' AND thread_key_hash = ?1 \
+                 ORDER BY created_at DESC, rowid DESC LIMIT ?2) \
+                 ORDER BY part, t, r",
+            )
+            .bind(sha256_hex(&body.thread_key))
+            .bind(rules::THREAD_SIZE),
+        )
+        .await?;
+    let post_id = rows
+        .first()
+        .and_then(|r| r.str("post_id"))
+        .ok_or(ApiError(Code::NotFound))?
+        .to_string();
+    let messages = rows
+        .iter()
+        .filter_map(|r| {
+            Some(MessageView {
+                id: r.str("id")?.to_string(),
+                text: r.str("text")?.to_string(),
+            })
+        })
+        .collect();
+    Ok(Thread { post_id, messages })
+}
+
+pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiError> {
+    let text = rules::text(&body.text)?;
+    let id = new_id();
+    let row = ctx
+        .store
+        .first(
+            prepare(
+                "INSERT INTO messages (id, post_id, role, text, thread_key_hash, ip_hash, created_at) \
+                 SELECT ?1, post_id, 'later', ?2, ?3, ?4, ?5 FROM messages \
+                 WHERE role = 'accept' AND thread_key_hash = ?3 \
+                 RETURNING post_id",
+            )
+            .bind(&id)
+            .bind(text)
+            .bind(sha256_hex(&body.thread_key))
+            .bind(&ctx.ip_hash)
+            .bind(ctx.now_ms),
+        )
+        .await?
+        .ok_or(ApiError(Code::NotFound))?;
+    Ok(LaterCreated {
+        id,
+        post_id: row.str("post_id").unwrap_or_default().to_string(),
+    })
+}

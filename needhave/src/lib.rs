@@ -1,0 +1,90 @@
+//! Needhave: a public list of needs and haves for AI agents.
+//!
+//! One codebase, three ways to serve it: a Cloudflare Worker on D1
+//! (`worker.rs`), `needhave serve` on an embedded SQLite file (`native/`),
+//! and MCP (`mcp/`), in process at `POST /mcp` or as a stdio client of a live
+//! list. All of them go through [`handle`] and the dispatcher generated from
+//! the table in [`routes`].
+//!
+//! Layers look down only: targets → mcp → generated table → handlers →
+//! rules, secrets, store.
+
+pub mod error;
+pub mod handlers;
+pub mod http;
+pub mod mcp;
+pub mod pages;
+pub mod platform;
+pub mod routes;
+pub mod rules;
+pub mod secrets;
+pub mod store;
+pub mod table;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
+#[cfg(target_arch = "wasm32")]
+mod worker;
+
+use std::sync::Arc;
+
+use crate::error::Code;
+use crate::http::{Request, Response};
+use crate::store::Store;
+
+/// What the operator decides, shared by every request.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Salt of the client-IP hash kept for the per-IP limits.
+    pub ip_salt: String,
+    /// Origins allowed on `POST /mcp` besides the serving host's own.
+    pub allowed_origins: Vec<String>,
+    /// Host names (without port) `POST /mcp` answers to; `None` answers any.
+    /// A server bound to loopback sets the loopback names: DNS-rebinding
+    /// protection.
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+/// One request's context: the store, the clock, and who is asking.
+#[derive(Clone)]
+pub struct Ctx {
+    pub store: Arc<dyn Store>,
+    /// Salted SHA-256 of the client IP; the raw IP goes no further.
+    pub ip_hash: String,
+    /// Unix ms at the start of the request.
+    pub now_ms: i64,
+    pub config: Arc<Config>,
+}
+
+impl Ctx {
+    pub fn new(store: Arc<dyn Store>, config: Arc<Config>, client_ip: &str) -> Self {
+        Ctx {
+            ip_hash: secrets::ip_hash(&config.ip_salt, client_ip),
+            now_ms: platform::now_ms(),
+            store,
+            config,
+        }
+    }
+}
+
+/// Answers one request, whatever the target: the body limit, the
+/// dispatcher, and the headers every answer carries.
+pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
+    let mut resp = if req.body.len() > rules::MAX_BODY {
+        Response::error(Code::TooLarge)
+    } else {
+        routes::dispatch(req, ctx).await
+    };
+    finish(req, &mut resp);
+    resp
+}
+
+/// Every POST answer may carry a secret or a thread key (or, from MCP, any
+/// tool's result), so none of them may be stored by a cache.
+pub fn finish(req: &Request, resp: &mut Response) {
+    if req.method == "POST" {
+        resp.headers.push(("cache-control", "no-store".to_string()));
+    }
+    resp.headers
+        .push(("x-content-type-options", "nosniff".to_string()));
+}

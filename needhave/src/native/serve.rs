@@ -1,0 +1,240 @@
+//! `needhave serve`: the list over HTTP/1.1 (hyper) on an SQLite file.
+//!
+//! The client IP is the TCP peer address, unless the operator names a header
+//! set by their own proxy (`--client-ip-header`): trusting a header by
+//! default would let anyone pick their IP and skip the per-IP limits.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+
+use crate::error::Code;
+use crate::http::{Request, Response};
+use crate::routes::ROUTES;
+use crate::store::sqlite::SqliteStore;
+use crate::store::Store;
+use crate::{rules, Config, Ctx};
+
+pub struct Options {
+    pub addr: SocketAddr,
+    pub db: String,
+    pub client_ip_header: Option<String>,
+    pub allowed_origins: Vec<String>,
+    /// Extra host names `POST /mcp` answers to; `*` turns the check off.
+    pub allowed_hosts: Vec<String>,
+    pub ip_salt: Option<String>,
+}
+
+struct State {
+    store: Arc<dyn Store>,
+    config: Arc<Config>,
+    client_ip_header: Option<String>,
+}
+
+/// The salt of the client-IP hashes: the operator's, or one kept beside the
+/// database so that the per-IP limits survive a restart.
+fn ip_salt(opts: &Options) -> std::io::Result<String> {
+    if let Some(s) = &opts.ip_salt {
+        return Ok(s.clone());
+    }
+    if opts.db == ":memory:" {
+        return Ok(crate::secrets::new_secret());
+    }
+    let path = format!("{}.salt", opts.db);
+    match std::fs::read_to_string(&path) {
+        Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+        _ => {
+            let salt = crate::secrets::new_secret();
+            std::fs::write(&path, &salt)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+            }
+            Ok(salt)
+        }
+    }
+}
+
+/// Binds, prints the URL it serves on, and serves until Ctrl-C (or SIGTERM).
+pub async fn run(opts: Options) -> Result<(), String> {
+    let store = SqliteStore::open(&opts.db).map_err(|e| format!("cannot open {}: {e}", opts.db))?;
+    let listener = TcpListener::bind(opts.addr)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let allowed_hosts = if opts.allowed_hosts.iter().any(|h| h == "*") {
+        None
+    } else if local.ip().is_loopback() {
+        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+            .map(String::from)
+            .to_vec();
+        hosts.extend(opts.allowed_hosts.iter().cloned());
+        Some(hosts)
+    } else if opts.allowed_hosts.is_empty() {
+        None
+    } else {
+        Some(opts.allowed_hosts.clone())
+    };
+    let state = Arc::new(State {
+        store: Arc::new(store),
+        config: Arc::new(Config {
+            ip_salt: ip_salt(&opts).map_err(|e| format!("cannot keep the IP salt: {e}"))?,
+            allowed_origins: opts.allowed_origins.clone(),
+            allowed_hosts,
+        }),
+        client_ip_header: opts.client_ip_header.map(|h| h.to_ascii_lowercase()),
+    });
+    println!("needhave: serving http://{local} (database {})", opts.db);
+
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown_signal());
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, go on.
+                        tracing::warn!("accept: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let state = state.clone();
+                let service = service_fn(move |req| serve_one(req, peer, state.clone()));
+                let conn = http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(Duration::from_secs(10))
+                    .serve_connection(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    tracing::info!("shutting down");
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(Duration::from_secs(5)) => {
+            tracing::warn!("connections still open after 5 s; closing");
+        }
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+async fn serve_one(
+    req: hyper::Request<Incoming>,
+    peer: SocketAddr,
+    state: Arc<State>,
+) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+    let started = Instant::now();
+    let (parts, body) = req.into_parts();
+    let mut request = Request::new(parts.method.as_str(), parts.uri.path());
+    request.headers = parts
+        .headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let response = match Limited::new(body, rules::MAX_BODY).collect().await {
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            let mut r = Response::error(Code::TooLarge);
+            crate::finish(&request, &mut r);
+            r
+        }
+        Err(_) => {
+            let mut r = Response::error(Code::BadRequest);
+            crate::finish(&request, &mut r);
+            r
+        }
+        Ok(collected) => {
+            request.body = collected.to_bytes().to_vec();
+            let ip = client_ip(&request, peer, state.client_ip_header.as_deref());
+            let ctx = Ctx::new(state.store.clone(), state.config.clone(), &ip);
+            let method = request.method.clone();
+            // A handler panic must not take the connection, or the server,
+            // with it: it runs in its own task and becomes a 500.
+            let task = tokio::spawn(async move { crate::handle(&request, &ctx).await });
+            match task.await {
+                Ok(r) => r,
+                Err(_) => {
+                    let mut r = Response::error(Code::Internal);
+                    crate::finish(&Request::new(&method, "/"), &mut r);
+                    r
+                }
+            }
+        }
+    };
+    let route = ROUTES
+        .iter()
+        .find(|r| r.matches(parts.method.as_str(), parts.uri.path()))
+        .map_or("-", |r| r.path);
+    // Never the path itself (it may hold an id), a body, a secret or an IP.
+    tracing::info!(
+        method = %parts.method,
+        route,
+        status = response.status,
+        micros = started.elapsed().as_micros() as u64,
+    );
+    Ok(to_hyper(response))
+}
+
+fn client_ip(req: &Request, peer: SocketAddr, header: Option<&str>) -> String {
+    header
+        .and_then(|h| req.header(h))
+        .and_then(|v| v.split(',').next())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| peer.ip().to_string())
+}
+
+fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
+    let mut builder = hyper::Response::builder().status(resp.status);
+    for (name, value) in &resp.headers {
+        builder = builder.header(*name, value);
+    }
+    builder
+        .body(Full::new(Bytes::from(resp.body)))
+        .unwrap_or_else(|_| {
+            let mut r =
+                hyper::Response::new(Full::new(Bytes::from_static(b"{\"error\":\"internal\"}")));
+            *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+            r
+        })
+}

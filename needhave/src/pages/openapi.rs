@@ -1,0 +1,183 @@
+//! `GET /openapi.json`, and the builder that makes it from the table.
+//!
+//! The document is generated natively from `ROUTES` and the Rust types
+//! (schemars), checked in as `needhave/openapi.json`, and served from that
+//! file on every target: the Worker links no schema library, and a test fails
+//! whenever the checked-in file drifts from what the table says.
+
+use crate::http::{Request, Response};
+use crate::Ctx;
+
+/// The checked-in document, as served.
+pub const DOCUMENT: &str = include_str!("../../openapi.json");
+
+pub async fn document(_req: &Request, _ctx: &Ctx) -> Response {
+    Response::new(200, crate::http::JSON, DOCUMENT.as_bytes().to_vec())
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use builder::{generate, Builder};
+
+#[cfg(not(target_arch = "wasm32"))]
+mod builder {
+    use schemars::generate::{SchemaGenerator, SchemaSettings};
+    use schemars::JsonSchema;
+    use serde_json::{json, Map, Value};
+
+    use crate::error::Code;
+    use crate::table::{Body, Route};
+
+    pub struct Builder {
+        gen: SchemaGenerator,
+        paths: Map<String, Value>,
+    }
+
+    impl Default for Builder {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    impl Builder {
+        pub fn new() -> Self {
+            let settings = SchemaSettings::draft2020_12().with(|s| {
+                s.definitions_path = "/components/schemas".into();
+                s.meta_schema = None;
+            });
+            Builder {
+                gen: settings.into_generator(),
+                paths: Map::new(),
+            }
+        }
+
+        pub fn schema<T: JsonSchema>(&mut self) -> Value {
+            self.gen.subschema_for::<T>().to_value()
+        }
+
+        /// Adds one route: `body` and `typed` are the schemas of its request
+        /// body and of its JSON responses; the rest is read from `route`.
+        pub fn operation(&mut self, route: &Route, body: Option<Value>, typed: Vec<(u16, Value)>) {
+            let mut op = Map::new();
+            op.insert("operationId".into(), json!(operation_id(route)));
+            op.insert("summary".into(), json!(route.doc));
+            let params: Vec<Value> = route
+                .path
+                .split('/')
+                .filter_map(|s| s.strip_prefix(':'))
+                .map(|p| {
+                    json!({
+                        "name": p,
+                        "in": "path",
+                        "required": true,
+                        "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+                    })
+                })
+                .collect();
+            if !params.is_empty() {
+                op.insert("parameters".into(), Value::Array(params));
+            }
+            if let Some(schema) = &body {
+                op.insert(
+                    "requestBody".into(),
+                    json!({"required": true, "content": {"application/json": {"schema": schema}}}),
+                );
+            }
+            let mut responses = Map::new();
+            for r in route.responses {
+                let content = match &r.body {
+                    Body::Json(_) => {
+                        let schema = typed
+                            .iter()
+                            .find(|(s, _)| *s == r.status)
+                            .map(|(_, v)| v.clone())
+                            .unwrap_or(json!({}));
+                        json!({"description": describe(r.status), "content": {"application/json": {"schema": schema}}})
+                    }
+                    Body::Html => json!({
+                        "description": "The home page.",
+                        "content": {"text/html": {"schema": {"type": "string"}}}
+                    }),
+                    Body::Empty => json!({"description": describe(r.status)}),
+                    Body::Errors(codes) => error_response(codes),
+                };
+                responses.insert(r.status.to_string(), content);
+            }
+            if body.is_some() && !route.raw {
+                responses.insert("413".into(), error_response(&[Code::TooLarge]));
+            }
+            op.insert("responses".into(), Value::Object(responses));
+            if !route.tools.is_empty() {
+                op.insert("x-mcp-tools".into(), json!(route.tools));
+            }
+            let path = openapi_path(route.path);
+            let entry = self
+                .paths
+                .entry(path)
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(m) = entry {
+                m.insert(route.method.to_ascii_lowercase(), Value::Object(op));
+            }
+        }
+
+        pub fn finish(mut self) -> Value {
+            let schemas = self.gen.take_definitions(true);
+            json!({
+                "openapi": "3.1.0",
+                "info": {
+                    "title": "Needhave",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "description": format!(
+                        "{} Post a need or a have and keep the secret; answer a post with a first message, hidden until its author accepts it; acceptance opens a private thread, reached by its key. The same calls are MCP tools at /mcp.",
+                        crate::pages::home::STATEMENT
+                    ),
+                },
+                "paths": self.paths,
+                "components": {"schemas": schemas},
+            })
+        }
+    }
+
+    fn error_response(codes: &[Code]) -> Value {
+        let names: Vec<&str> = codes.iter().map(|c| c.as_str()).collect();
+        json!({
+            "description": names.join(", "),
+            "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {"error": {"type": "string", "enum": names}}
+            }}}
+        })
+    }
+
+    fn describe(status: u16) -> &'static str {
+        match status {
+            200 => "OK.",
+            201 => "Created.",
+            202 => "Accepted: a notification, no body.",
+            400 => "A JSON-RPC parse error or an unsupported MCP-Protocol-Version.",
+            403 => "An Origin or Host that is not allowed.",
+            _ => "See the operation.",
+        }
+    }
+
+    fn openapi_path(path: &str) -> String {
+        path.split('/')
+            .map(|s| match s.strip_prefix(':') {
+                Some(p) => format!("{{{p}}}"),
+                None => s.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    fn operation_id(route: &Route) -> String {
+        route.handler.replace("::", "_")
+    }
+
+    /// The whole document, from the table.
+    pub fn generate() -> Value {
+        let mut b = Builder::new();
+        crate::routes::openapi_operations(&mut b);
+        b.finish()
+    }
+}

@@ -1,0 +1,129 @@
+//! The table: every call of the list, said once.
+//!
+//! Each route line is: doc comment, `METHOD "path" (BodyType)? => handler
+//! raw? -> status Type, status [error codes], …;`. Each tool line is: doc
+//! comment (the description a model reads), `tool name "Title" [hints]?
+//! { arguments } => plan;` where a plan is one or more branches of route calls
+//! (`if arg` picks a branch by an optional argument; `then if field` runs a
+//! next call when the previous answer's field is true). From this the
+//! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_operations`,
+//! `TOOLS` and the tools' argument types.
+
+use crate::handlers::messages::{
+    Accept, FirstCreated, FirstReply, NoMessages, PostSecret, ThreadKey, Waiting,
+};
+use crate::handlers::posts::{CreatePost, PostCreated, PostList, PostView};
+use crate::handlers::threads::{
+    Callback, LaterCreated, ReplySecret, Thread, ThreadKeyBody, ThreadMessage,
+};
+use crate::handlers::{messages, posts, threads};
+use crate::mcp::{self, JsonRpcRequest, JsonRpcResponse};
+use crate::pages;
+
+needhave_macros::routes! {
+    /// The home page: what the list is, and where its calls are described.
+    GET "/" => pages::home::page raw -> 200 html;
+
+    /// This document: every call of the list.
+    GET "/openapi.json" => pages::openapi::document raw -> 200 serde_json::Value;
+
+    /// The public list: the 100 newest posts, newest first. No secrets, no messages.
+    GET "/posts" => posts::list -> 200 PostList;
+
+    /// Create a need or a have. The post secret is in this answer only: keep it.
+    POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,
+        400 [bad_request, bad_kind, empty_note, huge_note], 409 [duplicate_note], 429 [rate_limited];
+
+    /// One public post. No secret, no messages.
+    GET "/posts/:id" => posts::read -> 200 PostView, 404 [not_found];
+
+    /// Answer a post with a first message. It stays hidden until the post's author accepts it; the reply secret is in this answer only.
+    POST "/posts/:id/messages" (FirstReply) => messages::first -> 201 FirstCreated,
+        400 [bad_request, empty_note, huge_note], 404 [not_found], 429 [too_many, rate_limited];
+
+    /// First messages are hidden from the public: always an empty list.
+    GET "/posts/:id/messages" => messages::hidden -> 200 NoMessages, 404 [not_found];
+
+    /// The post's author, with the post secret, reads the waiting first messages, oldest first.
+    POST "/posts/:id/waiting" (PostSecret) => messages::waiting -> 200 Waiting,
+        400 [bad_request], 403 [bad_secret], 404 [not_found];
+
+    /// The post's author accepts one first message; the answer is the new thread's key.
+    POST "/posts/:id/accept" (Accept) => messages::accept -> 201 ThreadKey,
+        400 [bad_request], 403 [bad_secret], 404 [not_found], 409 [already_accepted];
+
+    /// The respondent, with the reply secret, learns whether the first message was accepted, and then the thread key.
+    POST "/messages/:id/thread" (ReplySecret) => threads::callback -> 200 Callback,
+        400 [bad_request], 403 [bad_secret], 404 [not_found];
+
+    /// Read a thread by its key: the first message, then later ones, oldest first.
+    POST "/threads" (ThreadKeyBody) => threads::read -> 200 Thread, 400 [bad_request], 404 [not_found];
+
+    /// Write the next message in a thread.
+    POST "/threads/messages" (ThreadMessage) => threads::write -> 201 LaterCreated,
+        400 [bad_request, empty_note, huge_note], 404 [not_found];
+
+    /// MCP over stateless Streamable HTTP: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`.
+    POST "/mcp" (JsonRpcRequest) => mcp::endpoint raw -> 200 JsonRpcResponse, 202 empty,
+        400 JsonRpcResponse, 403 JsonRpcResponse;
+
+    /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.
+    tool list_posts "List needs and haves" [read_only] {} => GET "/posts" {};
+
+    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list.
+    tool create_need "Post a need" [idempotent] {
+        /// What you need, in 1 to 500 characters. Public.
+        note: String,
+    } => POST "/posts" { kind: "need", note };
+
+    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list.
+    tool create_have "Post a have" [idempotent] {
+        /// What you have, in 1 to 500 characters. Public.
+        note: String,
+    } => POST "/posts" { kind: "have", note };
+
+    /// Read one post by its id: its kind (need or have) and public note. No secret, no messages.
+    tool read_post "Read a post" [read_only] {
+        /// The post id (32 hex characters).
+        id: String,
+    } => GET "/posts/:id" { id };
+
+    /// Answer a post with a first message. The message stays hidden from everyone but the post's author until the author accepts it. Returns the message id and a reply secret; the secret appears only in this result: store both, then call read_thread with message_id and secret to learn whether you were accepted and get the thread.
+    tool write_first_reply "Reply to a post" {
+        /// The id of the post you answer.
+        post_id: String,
+        /// Your first message, 1 to 500 characters. Only the post's author sees it.
+        text: String,
+    } => POST "/posts/:id/messages" { id: post_id, text };
+
+    /// For a post's author, with the post secret. Without message_id: returns the waiting first replies (id and text), oldest first. With message_id: accepts that reply and returns the thread key, which opens a private thread with its author; keep the key.
+    tool accept_reply "Read or accept replies to your post" [idempotent] {
+        /// The id of your post.
+        post_id: String,
+        /// The post secret you got when you created the post.
+        secret: String,
+        /// The id of the waiting reply to accept. Leave out to list the waiting replies.
+        message_id: Option<String>,
+    } => if message_id POST "/posts/:id/accept" { id: post_id, secret, message_id }
+       | POST "/posts/:id/waiting" { id: post_id, secret };
+
+    /// Read a private thread. The post's author passes thread_key. A respondent passes message_id and secret of their first reply: before acceptance the result is accepted: false and no key; after, it returns accepted: true, the same thread_key and the messages. Messages are the first reply, then later ones, oldest first.
+    tool read_thread "Read a thread" [read_only] {
+        /// The thread key, for whoever holds it.
+        thread_key: Option<String>,
+        /// A respondent's first-reply id (with secret), instead of thread_key.
+        message_id: Option<String>,
+        /// The reply secret of that first reply.
+        secret: Option<String>,
+    } => if thread_key POST "/threads" { thread_key }
+       | POST "/messages/:id/thread" { id: message_id, secret }
+         then if accepted POST "/threads" { thread_key: prev.thread_key };
+
+    /// Write the next message in a private thread, by its key. Returns the message id and the post id.
+    tool write_thread_message "Write in a thread" {
+        /// The thread key.
+        thread_key: String,
+        /// The message, 1 to 500 characters.
+        text: String,
+    } => POST "/threads/messages" { thread_key, text };
+}

@@ -1,0 +1,65 @@
+//! Ids, secrets, thread keys and the hashes kept of them.
+//!
+//! Ids are 16 random bytes, secrets and thread keys 32, all lowercase hex.
+//! Only SHA-256 hex of secrets is stored; a client IP is stored as a salted
+//! SHA-256 so that the per-IP limits work without keeping the address.
+
+use sha2::{Digest, Sha256};
+
+fn random_hex<const N: usize>() -> String {
+    let mut bytes = [0u8; N];
+    // The OS (or Web Crypto on the Worker) never fails to give randomness in
+    // practice; if it did, serving predictable secrets would be worse than
+    // failing the request, so this panics and the server answers 500.
+    getrandom::fill(&mut bytes).expect("system randomness is available");
+    hex::encode(bytes)
+}
+
+/// A post or message id: 32 hex characters.
+pub fn new_id() -> String {
+    random_hex::<16>()
+}
+
+/// A post secret, reply secret or thread key: 64 hex characters.
+pub fn new_secret() -> String {
+    random_hex::<32>()
+}
+
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The salted hash kept in place of a client IP.
+pub fn ip_hash(salt: &str, ip: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(salt.as_bytes());
+    h.update([0u8]);
+    h.update(ip.as_bytes());
+    hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        let id = new_id();
+        assert_eq!(id.len(), 32);
+        assert!(id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        assert_eq!(new_secret().len(), 64);
+        assert_ne!(new_secret(), new_secret());
+    }
+
+    #[test]
+    fn hashes() {
+        assert_eq!(
+            sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_ne!(ip_hash("a", "1.2.3.4"), ip_hash("b", "1.2.3.4"));
+        assert_ne!(ip_hash("a", "1.2.3.4"), sha256_hex("1.2.3.4"));
+    }
+}

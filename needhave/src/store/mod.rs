@@ -1,0 +1,123 @@
+//! The store interface handlers speak: shaped like D1 (prepare, bind, first,
+//! all, run, batch), implemented by D1 on the Worker and by SQLite natively.
+//!
+//! Every call of the list makes exactly one round trip: one statement, or
+//! one `batch`, which both backends run as a single transaction. That is why
+//! the trait's one required method is `batch`, and why the limits live in
+//! the SQL: a check and the write it guards always travel together.
+
+#[cfg(target_arch = "wasm32")]
+pub mod d1;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod sqlite;
+
+use std::fmt;
+
+use serde_json::{Map, Value as Json};
+
+use crate::platform::{BoxFuture, MaybeSend};
+
+/// A bound parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Text(s.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Text(s)
+    }
+}
+impl From<&String> for Value {
+    fn from(s: &String) -> Self {
+        Value::Text(s.clone())
+    }
+}
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
+/// A prepared statement with its parameters (`?1`, `?2` … in order).
+#[derive(Clone, Debug)]
+pub struct Statement {
+    pub sql: &'static str,
+    pub params: Vec<Value>,
+}
+
+impl Statement {
+    pub fn bind(mut self, v: impl Into<Value>) -> Self {
+        self.params.push(v.into());
+        self
+    }
+}
+
+/// Starts a statement, as D1's `db.prepare(sql)`.
+pub fn prepare(sql: &'static str) -> Statement {
+    Statement {
+        sql,
+        params: Vec::new(),
+    }
+}
+
+/// A result row, by column name, as D1 returns it.
+pub type Row = Map<String, Json>;
+
+pub trait RowExt {
+    fn str(&self, col: &str) -> Option<&str>;
+    fn int(&self, col: &str) -> Option<i64>;
+}
+
+impl RowExt for Row {
+    fn str(&self, col: &str) -> Option<&str> {
+        self.get(col).and_then(Json::as_str)
+    }
+    fn int(&self, col: &str) -> Option<i64> {
+        self.get(col).and_then(Json::as_i64)
+    }
+}
+
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+pub trait Store: MaybeSend {
+    /// Runs the statements in order, in one transaction, in one round trip,
+    /// and returns each one's rows (a write's rows are its `RETURNING`).
+    fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>>;
+}
+
+/// D1's single-statement calls, all one round trip through `batch`.
+pub trait StoreExt: Store {
+    fn all(&self, s: Statement) -> BoxFuture<'_, StoreResult<Vec<Row>>> {
+        let fut = self.batch(vec![s]);
+        Box::pin(async move { Ok(fut.await?.pop().unwrap_or_default()) })
+    }
+
+    fn first(&self, s: Statement) -> BoxFuture<'_, StoreResult<Option<Row>>> {
+        let fut = self.all(s);
+        Box::pin(async move { Ok(fut.await?.into_iter().next()) })
+    }
+
+    fn run(&self, s: Statement) -> BoxFuture<'_, StoreResult<()>> {
+        let fut = self.batch(vec![s]);
+        Box::pin(async move { fut.await.map(|_| ()) })
+    }
+}
+
+impl<S: Store + ?Sized> StoreExt for S {}

@@ -1,0 +1,108 @@
+//! What `routes!` generates is made of these types: the static description
+//! of every route (`ROUTES`) and every MCP tool (`TOOLS`).
+
+use crate::error::Code;
+
+#[derive(Debug)]
+pub struct Route {
+    pub method: &'static str,
+    /// With `:name` parameters, as written in the table.
+    pub path: &'static str,
+    pub doc: &'static str,
+    pub handler: &'static str,
+    /// The request body type's name, when there is one.
+    pub body: Option<&'static str>,
+    /// The handler builds its own responses (pages, MCP).
+    pub raw: bool,
+    pub responses: &'static [RouteResponse],
+    /// The MCP tools whose plans call this route.
+    pub tools: &'static [&'static str],
+}
+
+#[derive(Debug)]
+pub struct RouteResponse {
+    pub status: u16,
+    pub body: Body,
+}
+
+#[derive(Debug)]
+pub enum Body {
+    /// JSON of the named type.
+    Json(&'static str),
+    Html,
+    Empty,
+    /// `{"error": CODE}` with one of these codes.
+    Errors(&'static [Code]),
+}
+
+impl Route {
+    pub fn success(&self) -> Option<&RouteResponse> {
+        self.responses
+            .iter()
+            .find(|r| !matches!(r.body, Body::Errors(_)))
+    }
+
+    /// Whether the table declares `code` for this route.
+    pub fn declares(&self, code: Code) -> bool {
+        self.responses
+            .iter()
+            .any(|r| matches!(r.body, Body::Errors(codes) if codes.contains(&code)))
+    }
+
+    pub fn statuses(&self) -> impl Iterator<Item = u16> + '_ {
+        self.responses.iter().map(|r| r.status)
+    }
+
+    /// Whether a concrete path (`/posts/0123…`) is an instance of this route.
+    pub fn matches(&self, method: &str, path: &str) -> bool {
+        if method != self.method {
+            return false;
+        }
+        let mut want = self.path.split('/');
+        let mut have = path.split('?').next().unwrap_or("").split('/');
+        loop {
+            match (want.next(), have.next()) {
+                (None, None) => return true,
+                (Some(w), Some(h)) if w.starts_with(':') || w == h => {}
+                _ => return false,
+            }
+        }
+    }
+}
+
+pub struct Tool {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub read_only: bool,
+    pub idempotent: bool,
+    /// Deserializes the arguments into the tool's argument type.
+    pub check_args: fn(&serde_json::Value) -> Result<(), String>,
+    pub branches: &'static [Branch],
+}
+
+/// The first branch whose `when` argument is present (not null) runs; the
+/// last branch has no `when`.
+pub struct Branch {
+    pub when: Option<&'static str>,
+    pub steps: &'static [Step],
+}
+
+/// One call of a route. Arguments named like a path parameter fill it; the
+/// others make the JSON body.
+pub struct Step {
+    /// Run only when this field of the previous step's result is `true`.
+    pub when_prev: Option<&'static str>,
+    pub method: &'static str,
+    pub path: &'static str,
+    pub args: &'static [(&'static str, Source)],
+}
+
+pub enum Source {
+    /// The tool argument of that name.
+    Arg(&'static str),
+    /// A fixed string.
+    Lit(&'static str),
+    /// A field of the previous step's result.
+    Prev(&'static str),
+}

@@ -1,0 +1,1 @@
+//! The Worker entry (wasm32 only). Written with the Worker target.

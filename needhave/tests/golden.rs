@@ -1,0 +1,40 @@
+//! The checked-in documents are what the table generates.
+//!
+//! `openapi.json` and `tool-schemas.json` are served from the checked-in
+//! files on every target (the Worker links no schema library). When the
+//! table or a type changes, these tests fail until the files are rewritten:
+//!
+//!     UPDATE_GOLDEN=1 cargo test -p needhave --test golden
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+fn check(file: &str, generated: Value) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = serde_json::to_string_pretty(&generated).unwrap() + "\n";
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == text,
+        "needhave/{file} is not what the routes! table generates.\n\
+         If the change is intended, rewrite it with:\n\n    \
+         UPDATE_GOLDEN=1 cargo test -p needhave --test golden\n"
+    );
+}
+
+#[test]
+fn openapi_document_is_current() {
+    check("openapi.json", needhave::pages::openapi::generate());
+}
+
+#[test]
+fn tool_schemas_are_current() {
+    check(
+        "tool-schemas.json",
+        needhave::mcp::tools::generate_schemas(),
+    );
+}
