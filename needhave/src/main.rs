@@ -38,6 +38,9 @@ enum Command {
         /// Salt of the client-IP hashes (default: kept in <db>.salt).
         #[arg(long, env = "NEEDHAVE_IP_SALT", hide_env_values = true)]
         ip_salt: Option<String>,
+        /// Stop when stdin closes (for test harnesses).
+        #[arg(long, hide = true)]
+        exit_with_stdin: bool,
     },
     /// A stdio MCP server that is a client of the live list at NEEDHAVE_LIST_URL.
     Mcp {
@@ -66,6 +69,7 @@ fn main() -> ExitCode {
             allow_origins,
             allow_hosts,
             ip_salt,
+            exit_with_stdin,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()

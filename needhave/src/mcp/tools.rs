@@ -106,11 +106,7 @@ pub async fn run<E: Exec + ?Sized>(
     exec: &E,
 ) -> Result<(u16, Value), String> {
     let present = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
-    let Some(branch) = tool
-        .branches
-        .iter()
-        .find(|b| b.when.is_none_or(&present))
-    else {
+    let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&present)) else {
         return Ok((400, json!({"error": "bad_request"})));
     };
     let mut merged = Map::new();

@@ -33,6 +33,8 @@ pub struct Options {
     /// Extra host names `POST /mcp` answers to; `*` turns the check off.
     pub allowed_hosts: Vec<String>,
     pub ip_salt: Option<String>,
+    /// Also stop when stdin closes: a test harness's child dies with it.
+    pub exit_with_stdin: bool,
 }
 
 struct State {
@@ -73,32 +75,69 @@ pub async fn run(opts: Options) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    let allowed_hosts = if opts.allowed_hosts.iter().any(|h| h == "*") {
+    let config = Config {
+        ip_salt: ip_salt(&opts).map_err(|e| format!("cannot keep the IP salt: {e}"))?,
+        allowed_origins: opts.allowed_origins.clone(),
+        allowed_hosts: allowed_hosts(local, &opts.allowed_hosts),
+    };
+    println!("needhave: serving http://{local} (database {})", opts.db);
+    let exit_with_stdin = opts.exit_with_stdin;
+    let stop = async move {
+        if exit_with_stdin {
+            tokio::select! {
+                _ = shutdown_signal() => {}
+                _ = stdin_closed() => {}
+            }
+        } else {
+            shutdown_signal().await
+        }
+    };
+    serve(
+        listener,
+        Arc::new(store),
+        config,
+        opts.client_ip_header,
+        stop,
+    )
+    .await;
+    Ok(())
+}
+
+/// The Host names `POST /mcp` answers to: on loopback, the loopback names
+/// (DNS-rebinding protection) and the operator's; `*` turns the check off.
+pub fn allowed_hosts(local: SocketAddr, extra: &[String]) -> Option<Vec<String>> {
+    if extra.iter().any(|h| h == "*") {
         None
     } else if local.ip().is_loopback() {
         let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
             .map(String::from)
             .to_vec();
-        hosts.extend(opts.allowed_hosts.iter().cloned());
+        hosts.extend(extra.iter().cloned());
         Some(hosts)
-    } else if opts.allowed_hosts.is_empty() {
+    } else if extra.is_empty() {
         None
     } else {
-        Some(opts.allowed_hosts.clone())
-    };
-    let state = Arc::new(State {
-        store: Arc::new(store),
-        config: Arc::new(Config {
-            ip_salt: ip_salt(&opts).map_err(|e| format!("cannot keep the IP salt: {e}"))?,
-            allowed_origins: opts.allowed_origins.clone(),
-            allowed_hosts,
-        }),
-        client_ip_header: opts.client_ip_header.map(|h| h.to_ascii_lowercase()),
-    });
-    println!("needhave: serving http://{local} (database {})", opts.db);
+        Some(extra.to_vec())
+    }
+}
 
+/// Serves `listener` with any store until `shutdown` completes, then lets
+/// open connections finish for up to 5 s. Tests call this directly to put a
+/// failing or panicking store behind a real socket.
+pub async fn serve(
+    listener: TcpListener,
+    store: Arc<dyn Store>,
+    config: Config,
+    client_ip_header: Option<String>,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let state = Arc::new(State {
+        store,
+        config: Arc::new(config),
+        client_ip_header: client_ip_header.map(|h| h.to_ascii_lowercase()),
+    });
     let graceful = GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown_signal());
+    let mut shutdown = std::pin::pin!(shutdown);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -134,7 +173,13 @@ pub async fn run(opts: Options) -> Result<(), String> {
             tracing::warn!("connections still open after 5 s; closing");
         }
     }
-    Ok(())
+}
+
+async fn stdin_closed() {
+    use tokio::io::AsyncReadExt;
+    let mut stdin = tokio::io::stdin();
+    let mut buf = [0u8; 64];
+    while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
 }
 
 async fn shutdown_signal() {
