@@ -83,6 +83,7 @@ fn main() -> ExitCode {
                         allowed_origins: allow_origins,
                         allowed_hosts: allow_hosts,
                         ip_salt,
+                        exit_with_stdin,
                     },
                 ))
             }),
