@@ -1,0 +1,351 @@
+//! The black-box harness: a list at a base URL, and a client that can speak
+//! from many client IPs.
+//!
+//! By default each test binary spawns one `needhave serve` on an ephemeral
+//! port with an in-memory database. With `NEEDHAVE_TEST_URL` set, the same
+//! tests run against that list instead (`wrangler dev` in CI). Tests share
+//! the list, so each uses fresh notes and fresh client IPs: a request binds
+//! a 127.x.y.z source address (the native server's client IP is the TCP
+//! peer) and sends the same address as `CF-Connecting-IP` (the Worker's).
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpSocket;
+
+pub struct Server {
+    pub base: String,
+    pub addr: SocketAddr,
+    /// `host:port`, as a client would send it in `Host`.
+    pub host: String,
+    child: Option<Mutex<Child>>,
+}
+
+impl Server {
+    /// Spawns `needhave serve` with extra arguments; it exits when this
+    /// process does (its stdin closes).
+    pub fn spawn(extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+                ":memory:",
+                "--exit-with-stdin",
+            ])
+            .args(extra)
+            .env("NEEDHAVE_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn needhave serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("first line");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        let mut s = Server::at(&url);
+        s.child = Some(Mutex::new(child));
+        s
+    }
+
+    pub fn at(base: &str) -> Server {
+        let base = base.trim_end_matches('/').to_string();
+        let host = base
+            .strip_prefix("http://")
+            .expect("an http:// base URL")
+            .to_string();
+        let addr = host
+            .to_socket_addrs()
+            .expect("resolvable host")
+            .find(SocketAddr::is_ipv4)
+            .expect("an IPv4 address");
+        Server {
+            base,
+            addr,
+            host,
+            child: None,
+        }
+    }
+
+    pub fn is_remote(&self) -> bool {
+        self.child.is_none()
+    }
+}
+
+/// The list under test for this binary.
+pub fn server() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    SERVER.get_or_init(|| match std::env::var("NEEDHAVE_TEST_URL") {
+        Ok(url) if !url.is_empty() => Server::at(&url),
+        _ => Server::spawn(&[]),
+    })
+}
+
+fn random_u32() -> u32 {
+    let mut b = [0u8; 4];
+    getrandom::fill(&mut b).expect("randomness");
+    u32::from_le_bytes(b)
+}
+
+/// A client IP no other test uses: 127.x.y.z, never 127.0.0.1.
+pub fn fresh_ip() -> Ipv4Addr {
+    static USED: OnceLock<Mutex<HashSet<Ipv4Addr>>> = OnceLock::new();
+    let used = USED.get_or_init(Default::default);
+    loop {
+        let r = random_u32();
+        let ip = Ipv4Addr::new(
+            127,
+            1 + (r % 250) as u8,
+            (r >> 8) as u8,
+            1 + ((r >> 16) % 250) as u8,
+        );
+        if used.lock().unwrap().insert(ip) {
+            return ip;
+        }
+    }
+}
+
+/// A note nobody else posted.
+pub fn fresh_note(label: &str) -> String {
+    format!("{label} #{:08x}{:08x}", random_u32(), random_u32())
+}
+
+#[derive(Debug, Clone)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|_| {
+            panic!(
+                "not JSON (status {}): {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn error(&self) -> String {
+        self.json()["error"].as_str().unwrap_or("").to_string()
+    }
+
+    /// Asserts `{"error": code}` with `status`.
+    #[track_caller]
+    pub fn expect_error(&self, status: u16, code: &str) {
+        assert_eq!(
+            (self.status, self.error()),
+            (status, code.to_string()),
+            "body: {}",
+            self.text()
+        );
+        assert!(self
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("application/json")));
+    }
+}
+
+/// What the tests saw: (method, route pattern, status), for the coverage test.
+pub fn seen() -> &'static Mutex<HashSet<(String, String, u16)>> {
+    static SEEN: OnceLock<Mutex<HashSet<(String, String, u16)>>> = OnceLock::new();
+    SEEN.get_or_init(Default::default)
+}
+
+/// A client speaking from one IP.
+#[derive(Clone, Copy)]
+pub struct Client {
+    pub ip: Ipv4Addr,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Client {
+    pub fn new() -> Self {
+        Client { ip: fresh_ip() }
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.send("GET", path, None, &[]).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Resp {
+        self.send("POST", path, Some(body.to_string().into_bytes()), &[])
+            .await
+    }
+
+    pub async fn post_raw(&self, path: &str, body: &[u8]) -> Resp {
+        self.send("POST", path, Some(body.to_vec()), &[]).await
+    }
+
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        let server = server();
+        send_to(server, self.ip, method, path, body, headers).await
+    }
+}
+
+pub async fn send_to(
+    server: &Server,
+    ip: Ipv4Addr,
+    method: &str,
+    path: &str,
+    body: Option<Vec<u8>>,
+    headers: &[(&str, &str)],
+) -> Resp {
+    let socket = TcpSocket::new_v4().expect("socket");
+    if server.addr.ip().is_loopback() {
+        socket
+            .bind(SocketAddr::new(IpAddr::V4(ip), 0))
+            .expect("bind a 127.x.y.z source address");
+    }
+    let stream = socket.connect(server.addr).await.expect("connect");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    let mut builder = hyper::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", &server.host)
+        .header("cf-connecting-ip", ip.to_string());
+    let has_body = body.is_some();
+    if has_body
+        && !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+    {
+        builder = builder.header("content-type", "application/json");
+    }
+    for (n, v) in headers {
+        builder = builder.header(*n, *v);
+    }
+    let req = builder
+        .body(Full::new(Bytes::from(body.unwrap_or_default())))
+        .expect("request");
+    let resp = sender.send_request(req).await.expect("response");
+    let status = resp.status().as_u16();
+    let headers = resp
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes()
+        .to_vec();
+    if let Some(route) = needhave::routes::ROUTES
+        .iter()
+        .find(|r| r.matches(method, path))
+    {
+        seen()
+            .lock()
+            .unwrap()
+            .insert((route.method.to_string(), route.path.to_string(), status));
+    }
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// A post, as its author knows it.
+pub struct Post {
+    pub id: String,
+    pub secret: String,
+    pub note: String,
+}
+
+pub async fn create_post(kind: &str) -> Post {
+    let note = fresh_note(kind);
+    let r = Client::new()
+        .post("/posts", serde_json::json!({"kind": kind, "note": note}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let v = r.json();
+    Post {
+        id: v["id"].as_str().unwrap().to_string(),
+        secret: v["secret"].as_str().unwrap().to_string(),
+        note,
+    }
+}
+
+/// A first reply, as its author knows it.
+pub struct Reply {
+    pub id: String,
+    pub secret: String,
+    pub text: String,
+}
+
+pub async fn reply(post: &Post) -> Reply {
+    let text = fresh_note("reply");
+    let r = Client::new()
+        .post(
+            &format!("/posts/{}/messages", post.id),
+            serde_json::json!({"text": text}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    let v = r.json();
+    Reply {
+        id: v["id"].as_str().unwrap().to_string(),
+        secret: v["secret"].as_str().unwrap().to_string(),
+        text,
+    }
+}
+
+pub async fn accept(post: &Post, reply: &Reply) -> String {
+    let r = Client::new()
+        .post(
+            &format!("/posts/{}/accept", post.id),
+            serde_json::json!({"secret": post.secret, "message_id": reply.id}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
+    r.json()["thread_key"].as_str().unwrap().to_string()
+}
+
+pub fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
