@@ -33,16 +33,21 @@ CREATE TABLE IF NOT EXISTS messages (
                               AND thread_key IS NULL AND thread_key_hash IS NULL AND parent_id IS NULL)),
   CHECK (role <> 'accept' OR (parent_id IS NOT NULL AND thread_key IS NOT NULL AND thread_key_hash IS NOT NULL
                               AND text IS NULL AND secret_hash IS NULL)),
-  CHECK (role <> 'later'  OR (text IS NOT NULL AND thread_key_hash IS NOT NULL))
+  CHECK (role <> 'later'  OR (text IS NOT NULL AND thread_key_hash IS NOT NULL AND parent_id IS NULL
+                              AND secret_hash IS NULL AND thread_key IS NULL))
 );
 
 -- At most one accept per first message: what 8 concurrent accepts run into.
-CREATE UNIQUE INDEX IF NOT EXISTS messages_one_accept ON messages (parent_id) WHERE role = 'accept';
+-- Only accept rows have a parent_id (the CHECKs above), and NULLs are
+-- distinct, so a plain unique index says it; being full, it also serves the
+-- foreign key's lookups (a partial index could not).
+CREATE UNIQUE INDEX IF NOT EXISTS messages_one_accept ON messages (parent_id);
 -- Thread lookup by key.
 CREATE UNIQUE INDEX IF NOT EXISTS messages_thread ON messages (thread_key_hash) WHERE role = 'accept';
 -- A thread's later messages, most recent first.
 CREATE INDEX IF NOT EXISTS messages_later ON messages (thread_key_hash, created_at) WHERE role = 'later';
--- A post's first messages (waiting list, waiting cap).
-CREATE INDEX IF NOT EXISTS messages_first ON messages (post_id, created_at) WHERE role = 'first';
+-- A post's first messages (waiting list, waiting cap); full, so that it also
+-- serves the foreign key on post_id.
+CREATE INDEX IF NOT EXISTS messages_post ON messages (post_id, role, created_at);
 -- The per-IP first-reply limit.
 CREATE INDEX IF NOT EXISTS messages_ip ON messages (ip_hash, created_at) WHERE role = 'first';

@@ -1,0 +1,396 @@
+//! In-process checks of how the list uses its store: one round trip per
+//! call, no table scans, no secrets or raw IPs at rest, the hour window, and
+//! a failing store answered as a clean 500.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use needhave::http::{Request, Response};
+use needhave::platform::BoxFuture;
+use needhave::routes::ROUTES;
+use needhave::store::sqlite::SqliteStore;
+use needhave::store::{Row, Statement, Store, StoreError, StoreResult, Value};
+use needhave::{Config, Ctx};
+use serde_json::{json, Value as Json};
+
+/// Counts round trips and keeps every statement it ran.
+struct Recording {
+    inner: Arc<SqliteStore>,
+    trips: AtomicUsize,
+    statements: Mutex<Vec<Statement>>,
+}
+
+impl Store for Recording {
+    fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
+        self.trips.fetch_add(1, Ordering::SeqCst);
+        self.statements
+            .lock()
+            .unwrap()
+            .extend(statements.iter().cloned());
+        self.inner.batch(statements)
+    }
+}
+
+struct List {
+    store: Arc<Recording>,
+    config: Arc<Config>,
+}
+
+impl List {
+    fn new() -> Self {
+        List {
+            store: Arc::new(Recording {
+                inner: Arc::new(SqliteStore::open(":memory:").unwrap()),
+                trips: AtomicUsize::new(0),
+                statements: Mutex::new(Vec::new()),
+            }),
+            config: Arc::new(Config {
+                ip_salt: "test-salt".into(),
+                ..Config::default()
+            }),
+        }
+    }
+
+    fn ctx(&self, ip: &str, now_ms: i64) -> Ctx {
+        let mut ctx = Ctx::new(self.store.clone(), self.config.clone(), ip);
+        ctx.now_ms = now_ms;
+        ctx
+    }
+
+    async fn call_at(
+        &self,
+        ip: &str,
+        now_ms: i64,
+        method: &str,
+        path: &str,
+        body: Option<Json>,
+    ) -> Response {
+        let mut req = Request::new(method, path);
+        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
+        if let Some(b) = body {
+            req.body = b.to_string().into_bytes();
+        }
+        needhave::handle(&req, &self.ctx(ip, now_ms)).await
+    }
+
+    async fn call(&self, method: &str, path: &str, body: Option<Json>) -> (u16, Json) {
+        let r = self
+            .call_at("10.0.0.1", needhave::platform::now_ms(), method, path, body)
+            .await;
+        (
+            r.status,
+            serde_json::from_slice(&r.body).unwrap_or(Json::Null),
+        )
+    }
+
+    fn trips(&self) -> usize {
+        self.store.trips.load(Ordering::SeqCst)
+    }
+}
+
+/// A post, a first reply, an acceptance and a later message.
+struct Flow {
+    post: Json,
+    reply: Json,
+    /// A second first reply, still waiting.
+    waiting: Json,
+    key: String,
+}
+
+async fn flow(list: &List, tag: &str) -> Flow {
+    let (_, post) = list
+        .call(
+            "POST",
+            "/posts",
+            Some(json!({"kind": "need", "note": format!("a need {tag}")})),
+        )
+        .await;
+    let (_, reply) = list
+        .call(
+            "POST",
+            &format!("/posts/{}/messages", post["id"].as_str().unwrap()),
+            Some(json!({"text": "first"})),
+        )
+        .await;
+    let (_, accepted) = list
+        .call(
+            "POST",
+            &format!("/posts/{}/accept", post["id"].as_str().unwrap()),
+            Some(json!({"secret": post["secret"], "message_id": reply["id"]})),
+        )
+        .await;
+    let key = accepted["thread_key"].as_str().unwrap().to_string();
+    list.call(
+        "POST",
+        "/threads/messages",
+        Some(json!({"thread_key": key, "text": "later"})),
+    )
+    .await;
+    let (_, waiting) = list
+        .call(
+            "POST",
+            &format!("/posts/{}/messages", post["id"].as_str().unwrap()),
+            Some(json!({"text": "second"})),
+        )
+        .await;
+    Flow {
+        post,
+        reply,
+        waiting,
+        key,
+    }
+}
+
+/// One request for each route, given a flow to refer to, and the round trips
+/// it may make. `GET /` and `GET /openapi.json` make none.
+fn sample(route: &str, f: &Flow) -> (String, Option<Json>, usize) {
+    let pid = f.post["id"].as_str().unwrap();
+    let mid = f.reply["id"].as_str().unwrap();
+    match route {
+        "GET /" => ("/".into(), None, 0),
+        "GET /openapi.json" => ("/openapi.json".into(), None, 0),
+        "GET /posts" => ("/posts".into(), None, 1),
+        "POST /posts" => (
+            "/posts".into(),
+            Some(json!({"kind": "have", "note": "another"})),
+            1,
+        ),
+        "GET /posts/:id" => (format!("/posts/{pid}"), None, 1),
+        "POST /posts/:id/messages" => (
+            format!("/posts/{pid}/messages"),
+            Some(json!({"text": "hi"})),
+            1,
+        ),
+        "GET /posts/:id/messages" => (format!("/posts/{pid}/messages"), None, 1),
+        "POST /posts/:id/waiting" => (
+            format!("/posts/{pid}/waiting"),
+            Some(json!({"secret": f.post["secret"]})),
+            1,
+        ),
+        "POST /posts/:id/accept" => (
+            format!("/posts/{pid}/accept"),
+            Some(json!({"secret": f.post["secret"], "message_id": f.waiting["id"]})),
+            1,
+        ),
+        "POST /messages/:id/thread" => (
+            format!("/messages/{mid}/thread"),
+            Some(json!({"secret": f.reply["secret"]})),
+            1,
+        ),
+        "POST /threads" => ("/threads".into(), Some(json!({"thread_key": f.key})), 1),
+        "POST /threads/messages" => (
+            "/threads/messages".into(),
+            Some(json!({"thread_key": f.key, "text": "x"})),
+            1,
+        ),
+        // A tool call is the route it runs: one round trip.
+        "POST /mcp" => (
+            "/mcp".into(),
+            Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "read_post", "arguments": {"id": pid}}})),
+            1,
+        ),
+        other => panic!("no sample request for {other}: add one to `sample` in tests/store.rs"),
+    }
+}
+
+#[tokio::test]
+async fn every_call_is_one_round_trip() {
+    let list = List::new();
+    let f = flow(&list, "round trips").await;
+    for route in ROUTES {
+        let name = format!("{} {}", route.method, route.path);
+        let (path, body, expected) = sample(&name, &f);
+        let before = list.trips();
+        let (status, answer) = list.call(route.method, &path, body).await;
+        assert!(status < 400, "{name}: {status} {answer}");
+        assert_eq!(
+            list.trips() - before,
+            expected,
+            "{name} makes {expected} round trip(s)"
+        );
+    }
+    // Refusals too: a limit is named from the same round trip.
+    let before = list.trips();
+    let (status, _) = list
+        .call(
+            "POST",
+            "/posts",
+            Some(json!({"kind": "need", "note": "a need dup"})),
+        )
+        .await;
+    let (status2, _) = list
+        .call(
+            "POST",
+            "/posts",
+            Some(json!({"kind": "need", "note": "a need dup"})),
+        )
+        .await;
+    assert_eq!((status, status2), (201, 409));
+    assert_eq!(list.trips() - before, 2);
+}
+
+#[tokio::test]
+async fn no_statement_scans_a_table() {
+    let list = List::new();
+    let f = flow(&list, "plans").await;
+    for route in ROUTES {
+        let (path, body, _) = sample(&format!("{} {}", route.method, route.path), &f);
+        list.call(route.method, &path, body).await;
+    }
+    // Refusal paths and MCP's two-step read.
+    list.call(
+        "POST",
+        "/posts",
+        Some(json!({"kind": "need", "note": "a need plans"})),
+    )
+    .await;
+    list.call(
+        "POST",
+        "/mcp",
+        Some(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "read_thread", "arguments": {"message_id": f.reply["id"], "secret": f.reply["secret"]}}})),
+    )
+    .await;
+    let statements = list.store.statements.lock().unwrap().clone();
+    let mut plans = BTreeMap::new();
+    for s in &statements {
+        plans.entry(s.sql).or_insert_with(|| s.params.clone());
+    }
+    assert!(plans.len() >= 12, "saw {} distinct statements", plans.len());
+    let mut scans = Vec::new();
+    list.store.inner.with_connection(|conn| {
+        for (sql, params) in &plans {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let params: Vec<rusqlite::types::Value> = params
+                .iter()
+                .map(|v| match v {
+                    Value::Null => rusqlite::types::Value::Null,
+                    Value::Int(n) => rusqlite::types::Value::Integer(*n),
+                    Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
+                })
+                .collect();
+            let details: Vec<String> = stmt
+                .query_map(rusqlite::params_from_iter(params), |row| {
+                    row.get::<_, String>(3)
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            if std::env::var_os("SHOW_PLANS").is_some() {
+                eprintln!("{sql}\n  {details:?}");
+            }
+            for d in details {
+                // `SCAN posts` / `SCAN messages` without an index reads the
+                // whole table; an index scan is allowed only under a LIMIT.
+                let words: Vec<&str> = d.split_whitespace().collect();
+                let table = ["posts", "messages", "p", "f", "a", "m"];
+                let full = words.first() == Some(&"SCAN")
+                    && words.get(1).is_some_and(|t| table.contains(t))
+                    && (!d.contains("INDEX") || !sql.contains("LIMIT"));
+                if full {
+                    scans.push(format!("{d}\n    in: {sql}"));
+                }
+            }
+        }
+    });
+    assert!(scans.is_empty(), "full table scans:\n{}", scans.join("\n"));
+}
+
+#[tokio::test]
+async fn nothing_secret_at_rest() {
+    let list = List::new();
+    let flows = [flow(&list, "one").await, flow(&list, "two").await];
+    let dump: Vec<String> = list.store.inner.with_connection(|conn| {
+        let mut out = Vec::new();
+        for table in ["posts", "messages"] {
+            let mut stmt = conn.prepare(&format!("SELECT * FROM {table}")).unwrap();
+            let n = stmt.column_count();
+            let mut rows = stmt.query([]).unwrap();
+            while let Some(row) = rows.next().unwrap() {
+                for i in 0..n {
+                    if let Ok(rusqlite::types::ValueRef::Text(t)) = row.get_ref(i) {
+                        out.push(String::from_utf8_lossy(t).into_owned());
+                    }
+                }
+            }
+        }
+        out
+    });
+    assert!(dump.len() > 20);
+    for f in &flows {
+        let post_secret = f.post["secret"].as_str().unwrap();
+        let reply_secret = f.reply["secret"].as_str().unwrap();
+        for value in &dump {
+            assert!(!value.contains(post_secret), "post secret at rest");
+            assert!(!value.contains(reply_secret), "reply secret at rest");
+            assert!(!value.contains("10.0.0.1"), "raw client IP at rest");
+        }
+        // Only their hashes are kept.
+        assert!(dump.contains(&needhave::secrets::sha256_hex(post_secret)));
+        assert!(dump.contains(&needhave::secrets::sha256_hex(reply_secret)));
+        // The accept row keeps the key (for the respondent's callback) and its hash.
+        assert!(dump.contains(&f.key));
+        assert!(dump.contains(&needhave::secrets::sha256_hex(&f.key)));
+    }
+}
+
+#[tokio::test]
+async fn limits_count_the_last_sixty_minutes() {
+    let list = List::new();
+    let now = 1_800_000_000_000i64;
+    let minute = 60_000;
+    let create = |at: i64, n: usize| {
+        let list = &list;
+        async move {
+            let r = list
+                .call_at(
+                    "10.9.9.9",
+                    at,
+                    "POST",
+                    "/posts",
+                    Some(json!({"kind": "have", "note": format!("window {at} {n}")})),
+                )
+                .await;
+            r.status
+        }
+    };
+    for i in 0..10 {
+        assert_eq!(create(now - 61 * minute, i).await, 201);
+    }
+    // Those are older than an hour now.
+    for i in 0..10 {
+        assert_eq!(create(now, i).await, 201, "create {i}");
+    }
+    assert_eq!(create(now, 10).await, 429);
+    // 59 minutes later the first ten of `now` still count.
+    assert_eq!(create(now + 59 * minute, 11).await, 429);
+    assert_eq!(create(now + 61 * minute, 12).await, 201);
+}
+
+struct Failing;
+
+impl Store for Failing {
+    fn batch(&self, _: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
+        Box::pin(async { Err(StoreError("disk I/O error at /secret/path".into())) })
+    }
+}
+
+#[tokio::test]
+async fn a_store_failure_is_a_plain_500() {
+    let ctx = Ctx::new(Arc::new(Failing), Arc::new(Config::default()), "10.0.0.2");
+    for (method, path, body) in [
+        ("GET", "/posts", None),
+        ("POST", "/posts", Some(json!({"kind": "need", "note": "x"}))),
+        ("POST", "/threads", Some(json!({"thread_key": "k"}))),
+    ] {
+        let mut req = Request::new(method, path);
+        if let Some(b) = body {
+            req.body = b.to_string().into_bytes();
+        }
+        let r = needhave::handle(&req, &ctx).await;
+        assert_eq!(r.status, 500);
+        assert_eq!(r.body, br#"{"error":"internal"}"#, "no detail leaks");
+    }
+}
