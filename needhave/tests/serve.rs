@@ -1,0 +1,159 @@
+//! `needhave serve` as an operator sees it: the URL it prints, one log line
+//! per request that never holds a secret, key, note text or IP, a clean exit
+//! on Ctrl-C, and a database file that survives a restart.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
+    let dir = std::env::temp_dir().join(format!("needhave-serve-{}", fresh_ip()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("list.db");
+    let spawn = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+                db.to_str().unwrap(),
+            ])
+            .env("NEEDHAVE_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(
+            line.starts_with("needhave: serving http://127.0.0.1:"),
+            "{line}"
+        );
+        let url = line.split_whitespace().nth(2).unwrap().to_string();
+        (child, Server::at(&url))
+    };
+    let (mut child, server) = spawn();
+    let ip = fresh_ip();
+    let note = fresh_note("a log-shy need");
+    let post = send_to(
+        &server,
+        ip,
+        "POST",
+        "/posts",
+        Some(
+            json!({"kind": "need", "note": note})
+                .to_string()
+                .into_bytes(),
+        ),
+        &[],
+    )
+    .await
+    .json();
+    let id = post["id"].as_str().unwrap().to_string();
+    let secret = post["secret"].as_str().unwrap().to_string();
+    let text = fresh_note("a private first message");
+    let reply = send_to(
+        &server,
+        ip,
+        "POST",
+        &format!("/posts/{id}/messages"),
+        Some(json!({"text": text}).to_string().into_bytes()),
+        &[],
+    )
+    .await
+    .json();
+    let accepted = send_to(
+        &server,
+        ip,
+        "POST",
+        &format!("/posts/{id}/accept"),
+        Some(
+            json!({"secret": secret, "message_id": reply["id"]})
+                .to_string()
+                .into_bytes(),
+        ),
+        &[],
+    )
+    .await
+    .json();
+    let key = accepted["thread_key"].as_str().unwrap().to_string();
+    send_to(
+        &server,
+        ip,
+        "POST",
+        "/threads",
+        Some(json!({"thread_key": key}).to_string().into_bytes()),
+        &[],
+    )
+    .await;
+    send_to(&server, ip, "GET", &format!("/threads/{key}"), None, &[]).await;
+
+    // Ctrl-C: a clean exit.
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "exit after SIGINT: {exit:?}");
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("status=")).collect();
+    assert_eq!(lines.len(), 5, "one line per request:\n{log}");
+    assert!(
+        lines[1].contains("/posts/:id/messages") && lines[1].contains("status=201"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines
+        .iter()
+        .all(|l| l.contains("micros=") && l.contains("method=")));
+    for secret_thing in [
+        &secret,
+        reply["secret"].as_str().unwrap(),
+        &key,
+        &note,
+        &text,
+        &ip.to_string(),
+        &id,
+    ] {
+        assert!(
+            !log.contains(secret_thing),
+            "{secret_thing} in the log:\n{log}"
+        );
+    }
+
+    // The file keeps what was written, across a restart.
+    let (mut child, server) = spawn();
+    let r = send_to(
+        &server,
+        fresh_ip(),
+        "GET",
+        &format!("/posts/{id}"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(r.json()["note"], note.as_str());
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
