@@ -33,7 +33,7 @@ pub struct CreatePost {
     /// `need` or `have`.
     // A string rather than `Kind`, so that a missing or unknown kind is
     // `bad_kind` while a kind of the wrong JSON type stays `bad_request`.
-    #[serde(default)]
+    // (serde reads a missing `Option` field as `None`.)
     #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Kind", required))]
     pub kind: Option<String>,
     /// The public note: 1 to 500 characters after trimming, unique on the list.
