@@ -157,3 +157,39 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
     assert!(child.wait().unwrap().success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The client IP is the TCP peer unless the operator names a header: a
+/// client cannot pick its own IP to get round the per-IP limits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_ip_header_only_when_the_operator_says_so() {
+    let create = |server: &'static Server, source, header_ip: &'static str| async move {
+        let body = json!({"kind": "have", "note": fresh_note("ip")})
+            .to_string()
+            .into_bytes();
+        send_to(
+            server,
+            source,
+            "POST",
+            "/posts",
+            Some(body),
+            &[("x-real-ip", header_ip)],
+        )
+        .await
+        .status
+    };
+    // By default a header is ignored: eleven source addresses, one header value.
+    let plain: &'static Server = Box::leak(Box::new(Server::spawn(&[])));
+    for _ in 0..11 {
+        assert_eq!(create(plain, fresh_ip(), "203.0.113.7").await, 201);
+    }
+    // Told to trust it, the header is the client.
+    let proxied: &'static Server = Box::leak(Box::new(Server::spawn(&[
+        "--client-ip-header",
+        "X-Real-IP",
+    ])));
+    for _ in 0..10 {
+        assert_eq!(create(proxied, fresh_ip(), "203.0.113.8").await, 201);
+    }
+    assert_eq!(create(proxied, fresh_ip(), "203.0.113.8").await, 429);
+    assert_eq!(create(proxied, fresh_ip(), "203.0.113.9").await, 201);
+}
