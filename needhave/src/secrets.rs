@@ -30,11 +30,27 @@ pub fn sha256_hex(text: &str) -> String {
 }
 
 /// The salted hash kept in place of a client IP.
+///
+/// An IPv6 client is counted by its /64: one subscriber usually holds a
+/// whole /64 and could otherwise walk the per-IP limits through it. IPv4
+/// (also when mapped into IPv6) counts per address.
 pub fn ip_hash(salt: &str, ip: &str) -> String {
+    let key = match ip.trim().parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let mut seg = v6.segments();
+                seg[4..].fill(0);
+                format!("{}/64", std::net::Ipv6Addr::from(seg))
+            }
+        },
+        Ok(v4) => v4.to_string(),
+        Err(_) => ip.trim().to_string(),
+    };
     let mut h = Sha256::new();
     h.update(salt.as_bytes());
     h.update([0u8]);
-    h.update(ip.as_bytes());
+    h.update(key.as_bytes());
     hex::encode(h.finalize())
 }
 
@@ -61,5 +77,15 @@ mod tests {
         );
         assert_ne!(ip_hash("a", "1.2.3.4"), ip_hash("b", "1.2.3.4"));
         assert_ne!(ip_hash("a", "1.2.3.4"), sha256_hex("1.2.3.4"));
+        assert_ne!(ip_hash("a", "1.2.3.4"), ip_hash("a", "1.2.3.5"));
+    }
+
+    #[test]
+    fn ipv6_counts_per_64() {
+        let h = |ip| ip_hash("s", ip);
+        assert_eq!(h("2001:db8:1:2:aaaa::1"), h("2001:db8:1:2:ffff:1:2:3"));
+        assert_ne!(h("2001:db8:1:2::1"), h("2001:db8:1:3::1"));
+        assert_eq!(h("::ffff:192.0.2.1"), h("192.0.2.1"));
+        assert_ne!(h("::ffff:192.0.2.1"), h("192.0.2.2"));
     }
 }

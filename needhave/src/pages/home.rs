@@ -68,4 +68,10 @@ pub async fn page(_req: &Request, _ctx: &Ctx) -> Response {
     let page = PAGE.get_or_init(render);
     Response::new(200, "text/html; charset=utf-8", page.as_bytes().to_vec())
         .with_header("link", SERVICE_DESC)
+        // The page runs nothing and loads nothing but its own inline style.
+        .with_header(
+            "content-security-policy",
+            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
+        )
+        .with_header("referrer-policy", "no-referrer")
 }
