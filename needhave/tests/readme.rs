@@ -19,6 +19,9 @@ fn readme_lists_every_call() {
         let call = line.trim_start_matches("| `").split('`').next().unwrap();
         let mut words = call.split_whitespace();
         let (method, path) = (words.next().unwrap(), words.next().unwrap_or(""));
+        if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method) {
+            continue; // another table (the MCP tools)
+        }
         assert!(
             ROUTES.iter().any(|r| r.method == method && r.path == path),
             "README.md lists {method} {path}, which is not in the table"
