@@ -1,9 +1,14 @@
 //! The model of a `routes!` table, and the parser from tokens into it.
 //!
 //! Parsing only recognises shapes; every rule about what a shape may say
-//! (known methods, real statuses, tools pointing at real routes …) lives in
-//! `check.rs`, so that one table with five mistakes gets five errors.
+//! (known methods, real statuses, tools pointing at real routes, which
+//! attributes may stand before an entry …) lives in `check.rs`, so that one
+//! table with five mistakes gets five errors. A parse error stops at the first
+//! token that is not the expected shape, so the model keeps whatever a check
+//! needs to point at (the attributes, not just the doc text read from them).
 
+use proc_macro2::Span;
+use quote::ToTokens;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{braced, bracketed, parenthesized, token, Attribute, Ident, LitInt, LitStr, Token, Type};
@@ -15,6 +20,8 @@ pub struct Table {
 
 /// `/// doc  METHOD "path" (Body)? => handler raw? -> responses;`
 pub struct Route {
+    /// Everything written before the entry; only doc comments are allowed.
+    pub attrs: Vec<Attribute>,
     pub doc: String,
     pub method: Ident,
     pub path: LitStr,
@@ -27,6 +34,9 @@ pub struct Route {
 pub struct Response {
     pub status: LitInt,
     pub kind: ResponseKind,
+    /// The span of the response's last token, so that an error can cover
+    /// the whole `404 Post` or `400 [bad_kind]`.
+    pub end: Span,
 }
 
 pub enum ResponseKind {
@@ -38,6 +48,8 @@ pub enum ResponseKind {
 
 /// `/// doc  tool name "Title" [hints]? { fields } => plan;`
 pub struct Tool {
+    /// Everything written before the entry; only doc comments are allowed.
+    pub attrs: Vec<Attribute>,
     pub doc: String,
     pub name: Ident,
     pub title: LitStr,
@@ -143,15 +155,10 @@ mod kw {
     syn::custom_keyword!(prev);
 }
 
-fn doc_of(attrs: &[Attribute]) -> syn::Result<String> {
+/// The text of the doc comments; other attributes are left to `check.rs`.
+fn doc_of(attrs: &[Attribute]) -> String {
     let mut lines = Vec::new();
-    for attr in attrs {
-        if !attr.path().is_ident("doc") {
-            return Err(syn::Error::new_spanned(
-                attr,
-                "only doc comments may stand before a routes! entry",
-            ));
-        }
+    for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         if let syn::Meta::NameValue(nv) = &attr.meta {
             if let syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
@@ -162,7 +169,7 @@ fn doc_of(attrs: &[Attribute]) -> syn::Result<String> {
             }
         }
     }
-    Ok(lines.join(" ").trim().to_string())
+    lines.join(" ").trim().to_string()
 }
 
 impl Parse for Table {
@@ -171,18 +178,17 @@ impl Parse for Table {
         let mut tools = Vec::new();
         while !input.is_empty() {
             let attrs = input.call(Attribute::parse_outer)?;
-            let doc = doc_of(&attrs)?;
             if input.peek(kw::tool) {
-                tools.push(parse_tool(input, doc)?);
+                tools.push(parse_tool(input, attrs)?);
             } else {
-                routes.push(parse_route(input, doc)?);
+                routes.push(parse_route(input, attrs)?);
             }
         }
         Ok(Table { routes, tools })
     }
 }
 
-fn parse_route(input: ParseStream, doc: String) -> syn::Result<Route> {
+fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> {
     let method: Ident = input.parse()?;
     let path: LitStr = input.parse()?;
     let body = if input.peek(token::Paren) {
@@ -202,21 +208,30 @@ fn parse_route(input: ParseStream, doc: String) -> syn::Result<Route> {
     let mut responses = Vec::new();
     loop {
         let status: LitInt = input.parse()?;
-        let kind = if input.peek(token::Bracket) {
+        let (kind, end) = if input.peek(token::Bracket) {
             let content;
-            bracketed!(content in input);
+            let bracket = bracketed!(content in input);
             let codes = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
-            ResponseKind::Errors(codes.into_iter().collect())
+            (
+                ResponseKind::Errors(codes.into_iter().collect()),
+                bracket.span.close(),
+            )
         } else if input.peek(kw::html) {
-            input.parse::<kw::html>()?;
-            ResponseKind::Html
+            let html = input.parse::<kw::html>()?;
+            (ResponseKind::Html, html.span)
         } else if input.peek(kw::empty) {
-            input.parse::<kw::empty>()?;
-            ResponseKind::Empty
+            let empty = input.parse::<kw::empty>()?;
+            (ResponseKind::Empty, empty.span)
         } else {
-            ResponseKind::Json(input.parse()?)
+            let ty: Type = input.parse()?;
+            let end = ty
+                .to_token_stream()
+                .into_iter()
+                .last()
+                .map_or(status.span(), |t| t.span());
+            (ResponseKind::Json(ty), end)
         };
-        responses.push(Response { status, kind });
+        responses.push(Response { status, kind, end });
         if input.peek(Token![;]) {
             input.parse::<Token![;]>()?;
             break;
@@ -224,7 +239,8 @@ fn parse_route(input: ParseStream, doc: String) -> syn::Result<Route> {
         input.parse::<Token![,]>()?;
     }
     Ok(Route {
-        doc,
+        doc: doc_of(&attrs),
+        attrs,
         method,
         path,
         body,
@@ -234,7 +250,7 @@ fn parse_route(input: ParseStream, doc: String) -> syn::Result<Route> {
     })
 }
 
-fn parse_tool(input: ParseStream, doc: String) -> syn::Result<Tool> {
+fn parse_tool(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Tool> {
     input.parse::<kw::tool>()?;
     let name: Ident = input.parse()?;
     let title: LitStr = input.parse()?;
@@ -268,7 +284,8 @@ fn parse_tool(input: ParseStream, doc: String) -> syn::Result<Tool> {
     }
     input.parse::<Token![;]>()?;
     Ok(Tool {
-        doc,
+        doc: doc_of(&attrs),
+        attrs,
         name,
         title,
         hints,

@@ -3,12 +3,20 @@
 //! Errors are gathered in a [`Ctxt`] rather than returned at the first one,
 //! as serde_derive does: the compiler then shows every mistake at once, each
 //! pointing at the token that is wrong.
+//!
+//! What only rustc can know is left to it, with the expansion spanned so that
+//! its error lands on the table too: an error code that is not a
+//! `crate::error::Code` variant (at the code), a handler that does not take
+//! the route's parameters or body (at the handler), a handler whose success
+//! type is not the table's (at the type). `needhave/tests/ui/` holds one
+//! fixture per mistake, checks and rustc's alike.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 
-use quote::ToTokens;
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
 use syn::Ident;
 
 use crate::ast::{Response, ResponseKind, Route, Segment, Source, Table, Tool};
@@ -42,32 +50,75 @@ impl Ctxt {
 
 pub fn check(table: &Table) -> syn::Result<()> {
     let cx = Ctxt::default();
-    let mut seen: HashMap<(String, Vec<Option<String>>), ()> = HashMap::new();
+    let mut seen: HashMap<(String, Vec<Option<String>>), &Route> = HashMap::new();
     for route in &table.routes {
         check_route(&cx, route);
         let key = (route.method.to_string(), route.shape());
-        if seen.insert(key, ()).is_some() {
+        if let Some(first) = seen.get(&key) {
+            let why = if first.path.value() == route.path.value() {
+                String::new()
+            } else {
+                format!(
+                    " as {} {} (parameter names do not tell paths apart)",
+                    first.method,
+                    first.path.value()
+                )
+            };
             cx.error_spanned_by(
                 &route.path,
                 format!(
-                    "duplicate route: {} {} is already in the table",
+                    "duplicate route: {} {} is already in the table{why}",
                     route.method,
-                    route.path.value()
+                    route.path.value(),
                 ),
             );
+        } else {
+            seen.insert(key, route);
         }
     }
     let mut names = HashSet::new();
     for tool in &table.tools {
         if !names.insert(tool.name.to_string()) {
-            cx.error_spanned_by(&tool.name, format!("duplicate tool name `{}`", tool.name));
+            cx.error_spanned_by(
+                &tool.name,
+                format!(
+                    "duplicate tool name `{}`: MCP clients call tools by name",
+                    tool.name
+                ),
+            );
         }
         check_tool(&cx, table, tool);
     }
     cx.check()
 }
 
+/// Only doc comments: they are the description a reader, the OpenAPI
+/// document or a model sees. Anything else would be silently dropped.
+fn check_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) {
+    for attr in attrs.iter().filter(|a| !a.path().is_ident("doc")) {
+        cx.error_spanned_by(
+            attr,
+            "only doc comments (`/// …`) may stand before a routes! entry",
+        );
+    }
+}
+
+/// Two tokens spanning one response, for an error that covers all of
+/// `404 Post` (an error spans from its first token to its last).
+fn response_tokens(resp: &Response) -> TokenStream {
+    let first = &resp.status;
+    let last = Ident::new("end", resp.end);
+    quote!(#first #last)
+}
+
 fn check_route(cx: &Ctxt, route: &Route) {
+    check_attrs(cx, &route.attrs);
+    if route.doc.is_empty() {
+        cx.error_spanned_by(
+            &route.method,
+            "a route needs a doc comment: it is the operation's description in the OpenAPI document",
+        );
+    }
     let method = route.method.to_string();
     if !METHODS.contains(&method.as_str()) {
         cx.error_spanned_by(
@@ -79,18 +130,34 @@ fn check_route(cx: &Ctxt, route: &Route) {
         );
     }
     check_path(cx, &route.path);
-    if route.body.is_some() && method == "GET" {
-        cx.error_spanned_by(&route.path, "a GET route takes no body");
+    if let (Some(body), "GET") = (&route.body, method.as_str()) {
+        cx.error_spanned_by(
+            body,
+            "a GET route takes no body: drop the `(…)`, or use POST",
+        );
     }
     let mut statuses = HashSet::new();
-    let mut successes = 0;
-    for Response { status, kind } in &route.responses {
+    let mut codes_seen = HashSet::new();
+    let mut success: Option<&Response> = None;
+    let mut bad_status = false;
+    for resp in &route.responses {
+        let Response { status, kind, .. } = resp;
+        if !status.suffix().is_empty() {
+            cx.error_spanned_by(status, "write a status without a type suffix");
+            bad_status = true;
+            continue;
+        }
         let Ok(code) = status.base10_parse::<u16>() else {
-            cx.error_spanned_by(status, "a status is a number from 100 to 599");
+            cx.error_spanned_by(
+                status,
+                format!("{status} is not an HTTP status (100 to 599)"),
+            );
+            bad_status = true;
             continue;
         };
         if !(100..=599).contains(&code) {
             cx.error_spanned_by(status, format!("{code} is not an HTTP status (100 to 599)"));
+            bad_status = true;
             continue;
         }
         if !statuses.insert(code) {
@@ -100,40 +167,90 @@ fn check_route(cx: &Ctxt, route: &Route) {
             ResponseKind::Errors(codes) => {
                 if code < 400 {
                     cx.error_spanned_by(
-                        status,
+                        response_tokens(resp),
                         format!("error codes go with a 4xx or 5xx status, not {code}"),
                     );
                 }
                 if codes.is_empty() {
-                    cx.error_spanned_by(status, "list at least one error code");
+                    cx.error_spanned_by(
+                        response_tokens(resp),
+                        format!("list at least one error code under {code}"),
+                    );
+                }
+                for c in codes {
+                    let name = c.to_string();
+                    let snake = !name.is_empty()
+                        && name
+                            .chars()
+                            .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_');
+                    if !snake {
+                        cx.error_spanned_by(
+                            c,
+                            format!(
+                                "write error codes as the JSON says them: `{}`, not `{name}`",
+                                snake_case(&name)
+                            ),
+                        );
+                    } else if !codes_seen.insert(name.clone()) {
+                        cx.error_spanned_by(
+                            c,
+                            format!("error code `{name}` is listed twice in this route"),
+                        );
+                    }
                 }
             }
             _ => {
                 // A raw handler answers as it likes (MCP's JSON-RPC errors);
-                // a typed handler's one body is its success.
+                // a typed handler's one body is its success, and its errors
+                // are `{"error": CODE}`.
                 if !route.raw && !(200..300).contains(&code) {
                     cx.error_spanned_by(
-                        status,
-                        format!("a response body type goes with a 2xx status, not {code}"),
+                        response_tokens(resp),
+                        format!(
+                            "a typed route answers {code} as {{\"error\": CODE}}: list the codes \
+                             (`{code} [code, …]`), or mark the handler `raw` if it builds \
+                             its own responses"
+                        ),
+                    );
+                } else if let (false, Some(_)) = (route.raw, success) {
+                    cx.error_spanned_by(
+                        response_tokens(resp),
+                        "a second success response: a typed route has exactly one \
+                         (a 2xx with a type, `html` or `empty`)",
                     );
                 }
-                successes += 1;
+                success = success.or(Some(resp));
             }
         }
     }
-    if !route.raw && successes != 1 {
+    // A response with a bad status was already reported; it may have been
+    // meant as the success.
+    if !route.raw && success.is_none() && !bad_status {
+        let all: TokenStream = route.responses.iter().map(response_tokens).collect();
         cx.error_spanned_by(
-            &route.path,
-            "a route has exactly one success response (a 2xx with a type, `html` or `empty`); \
-             mark a route whose handler builds its own responses `raw`",
+            all,
+            "no success response: add one 2xx with a type, `html` or `empty` \
+             (or mark the handler `raw` if it builds its own responses)",
         );
     }
+}
+
+/// `NotFound` → `not_found`, for the hint.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 && !out.ends_with('_') {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 fn check_path(cx: &Ctxt, path: &syn::LitStr) {
     let value = path.value();
     if !value.starts_with('/') {
-        cx.error_spanned_by(path, "a path starts with `/`");
+        cx.error_spanned_by(path, format!("a path starts with `/`: \"/{value}\""));
         return;
     }
     let mut params = HashSet::new();
@@ -149,14 +266,36 @@ fn check_path(cx: &Ctxt, path: &syn::LitStr) {
                         format!("`:{p}` is not a parameter name (lowercase letters and `_`)"),
                     );
                 } else if !params.insert(p.clone()) {
-                    cx.error_spanned_by(path, format!("parameter `:{p}` appears twice"));
+                    cx.error_spanned_by(
+                        path,
+                        format!("parameter `:{p}` appears twice in this path"),
+                    );
                 }
             }
             Segment::Lit(l) => {
-                if l.is_empty() && value != "/" {
+                if l.is_empty() {
+                    if value != "/" {
+                        cx.error_spanned_by(
+                            path,
+                            "a path has no empty segment (`//` or a trailing `/`)",
+                        );
+                    }
+                } else if l.starts_with('{') || l.starts_with('<') {
+                    let name = l.trim_matches(|c| matches!(c, '{' | '}' | '<' | '>'));
                     cx.error_spanned_by(
                         path,
-                        "a path has no empty segment (`//` or a trailing `/`)",
+                        format!("write a path parameter as `:{name}`, not `{l}`"),
+                    );
+                } else if !l
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
+                {
+                    cx.error_spanned_by(
+                        path,
+                        format!(
+                            "`{l}` is not a path segment (lowercase letters, digits, `-`, `_`, `.`; \
+                             no query string)"
+                        ),
                     );
                 }
             }
@@ -164,7 +303,12 @@ fn check_path(cx: &Ctxt, path: &syn::LitStr) {
     }
 }
 
+fn is_option(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
 fn check_tool(cx: &Ctxt, table: &Table, tool: &Tool) {
+    check_attrs(cx, &tool.attrs);
     for hint in &tool.hints {
         if !HINTS.contains(&hint.to_string().as_str()) {
             cx.error_spanned_by(
@@ -185,84 +329,65 @@ fn check_tool(cx: &Ctxt, table: &Table, tool: &Tool) {
             "a tool needs a doc comment: it is the description a model reads",
         );
     }
-    let fields: HashMap<String, &syn::Type> = tool
-        .fields
-        .iter()
-        .map(|f| (f.name.to_string(), &f.ty))
-        .collect();
-    let is_option = |ty: &syn::Type| matches!(ty, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Option"));
+    let mut fields: HashMap<String, &syn::Type> = HashMap::new();
+    for f in &tool.fields {
+        if fields.insert(f.name.to_string(), &f.ty).is_some() {
+            cx.error_spanned_by(&f.name, format!("argument `{}` is declared twice", f.name));
+        }
+    }
+    let mut used: HashSet<String> = HashSet::new();
+    let has_fallback = tool.branches.iter().any(|b| b.when.is_none());
     let last = tool.branches.len() - 1;
     for (i, branch) in tool.branches.iter().enumerate() {
         match &branch.when {
-            Some(when) => match fields.get(&when.to_string()) {
-                None => {
-                    cx.error_spanned_by(when, format!("`{when}` is not an argument of this tool"))
+            Some(when) => {
+                used.insert(when.to_string());
+                match fields.get(&when.to_string()) {
+                    None => cx.error_spanned_by(
+                        when,
+                        format!("`{when}` is not an argument of tool `{}`", tool.name),
+                    ),
+                    Some(ty) if !is_option(ty) => cx.error_spanned_by(
+                        when,
+                        format!(
+                            "`if {when}` picks a branch when an optional argument is given, \
+                             but `{when}` is `{}`, always given: make it `Option<…>`",
+                            ty.to_token_stream().to_string().replace(' ', "")
+                        ),
+                    ),
+                    _ => {}
                 }
-                Some(ty) if !is_option(ty) => cx.error_spanned_by(
-                    when,
-                    format!("`if {when}` tests an optional argument; `{when}` is always present"),
-                ),
-                _ => {}
-            },
+            }
             None if i != last => cx.error_spanned_by(
                 &branch.steps[0].method,
-                "a branch without `if` is the fallback and must come last",
+                "a branch without `if` is the fallback and must come last: \
+                 the branches after it could never run",
             ),
             None => {}
         }
-        if i == last && branch.when.is_some() {
+        if i == last && !has_fallback {
             cx.error_spanned_by(
-                &branch.steps[0].method,
-                "the last branch is the fallback: drop its `if`",
+                branch.when.as_ref().unwrap_or(&branch.steps[0].method),
+                "the last branch is the fallback, for a call that gives none of the \
+                 `if` arguments: drop its `if`",
             );
         }
         for (j, step) in branch.steps.iter().enumerate() {
-            let Some(route) = table.routes.iter().find(|r| {
-                r.method == step.method && r.shape() == crate::ast::shape(&step.path.value())
-            }) else {
-                cx.error_spanned_by(
-                    &step.path,
-                    format!(
-                        "no route {} {} in this table",
-                        step.method,
-                        step.path.value()
-                    ),
-                );
-                continue;
-            };
-            let given: HashSet<String> = step.args.iter().map(|a| a.name.to_string()).collect();
-            for param in crate::ast::segments(&step.path.value()) {
-                if let Segment::Param(p) = param {
-                    if !given.contains(&p) {
-                        cx.error_spanned_by(
-                            &step.path,
-                            format!("path parameter `:{p}` is not given: add `{p}: <argument>`"),
-                        );
-                    }
-                }
-            }
-            if route.body.is_none() {
-                let params = route.params();
-                for arg in &step.args {
-                    if !params.contains(&arg.name.to_string()) {
-                        cx.error_spanned_by(
-                            &arg.name,
-                            format!(
-                                "`{}` is neither a path parameter nor a body field: {} {} takes no body",
-                                arg.name,
-                                step.method,
-                                route.path.value()
-                            ),
-                        );
-                    }
-                }
-            }
+            let mut given = HashSet::new();
             for arg in &step.args {
+                if !given.insert(arg.name.to_string()) {
+                    cx.error_spanned_by(&arg.name, format!("`{}` is given twice", arg.name));
+                }
                 match &arg.source {
-                    Source::Arg(a) if !fields.contains_key(&a.to_string()) => cx.error_spanned_by(
-                        a,
-                        format!("`{a}` is not an argument of tool `{}`", tool.name),
-                    ),
+                    Source::Arg(a) => {
+                        used.insert(a.to_string());
+                        if !fields.contains_key(&a.to_string()) {
+                            cx.error_spanned_by(
+                                a,
+                                format!("`{a}` is not an argument of tool `{}`", tool.name),
+                            );
+                        }
+                    }
                     Source::Prev(p) if j == 0 => cx.error_spanned_by(
                         p,
                         "`prev.` reads the previous step's result; the first step has none",
@@ -270,6 +395,114 @@ fn check_tool(cx: &Ctxt, table: &Table, tool: &Tool) {
                     _ => {}
                 }
             }
+            check_step_route(cx, table, step, &given);
         }
+    }
+    for f in &tool.fields {
+        if !used.contains(&f.name.to_string()) {
+            cx.error_spanned_by(
+                &f.name,
+                format!(
+                    "argument `{}` is not used: pass it to a step, test it with `if`, or drop it",
+                    f.name
+                ),
+            );
+        }
+    }
+}
+
+/// A step calls a route of the table, written as the table writes it, with
+/// every path parameter given and, for a route without a body, nothing else.
+fn check_step_route(cx: &Ctxt, table: &Table, step: &crate::ast::Step, given: &HashSet<String>) {
+    let shape = crate::ast::shape(&step.path.value());
+    let Some(route) = table
+        .routes
+        .iter()
+        .find(|r| r.method == step.method && r.shape() == shape)
+    else {
+        let others: Vec<String> = table
+            .routes
+            .iter()
+            .filter(|r| r.shape() == shape)
+            .map(|r| format!("{} {}", r.method, r.path.value()))
+            .collect();
+        let hint = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (it has {})", others.join(", "))
+        };
+        cx.error_spanned_by(
+            &step.path,
+            format!(
+                "no route {} {} in this table{hint}",
+                step.method,
+                step.path.value()
+            ),
+        );
+        return;
+    };
+    // Compared as segments: a route path without its leading `/` is
+    // reported once, at the route.
+    if route.segments() != crate::ast::segments(&step.path.value()) {
+        cx.error_spanned_by(
+            &step.path,
+            format!(
+                "write the path as the table does: \"{}\"",
+                route.path.value()
+            ),
+        );
+        return;
+    }
+    let params = route.params();
+    let missing: Vec<&String> = params.iter().filter(|p| !given.contains(*p)).collect();
+    let stray: Vec<&crate::ast::Arg> = match route.body {
+        Some(_) => Vec::new(),
+        None => step
+            .args
+            .iter()
+            .filter(|a| !params.contains(&a.name.to_string()))
+            .collect(),
+    };
+    // The usual slip, `{ post_id }` for `{ id: post_id }`: one error, with
+    // the fix.
+    if let ([p], [arg]) = (missing.as_slice(), stray.as_slice()) {
+        cx.error_spanned_by(
+            &arg.name,
+            format!(
+                "`{}` is not a path parameter of {} {}, and the route takes no body: \
+                 write `{p}: {}`",
+                arg.name,
+                step.method,
+                route.path.value(),
+                source_text(&arg.source)
+            ),
+        );
+        return;
+    }
+    for p in missing {
+        cx.error_spanned_by(
+            &step.path,
+            format!("path parameter `:{p}` is not given: add `{p}: <argument>` to this step"),
+        );
+    }
+    for arg in stray {
+        cx.error_spanned_by(
+            &arg.name,
+            format!(
+                "`{}` is neither a path parameter nor a body field: {} {} takes no body",
+                arg.name,
+                step.method,
+                route.path.value()
+            ),
+        );
+    }
+}
+
+/// A step argument's source as written in the table.
+fn source_text(source: &Source) -> String {
+    match source {
+        Source::Arg(a) => a.to_string(),
+        Source::Lit(l) => format!("{:?}", l.value()),
+        Source::Prev(p) => format!("prev.{p}"),
     }
 }

@@ -7,7 +7,15 @@
 //! tool table. There is no second list anywhere to forget to update.
 //!
 //! The crate reads as parse (`ast.rs`) → check (`check.rs`, every mistake as a
-//! spanned error) → expand (`expand/`).
+//! spanned error) → expand (`expand/`). What only rustc can judge (a handler
+//! that does not fit its line, an error code that is not a `Code` variant) is
+//! left to rustc, with the expansion spanned so that its error lands on the
+//! offending token of the table too.
+//!
+//! Every mistake has a compile-fail fixture in `needhave/tests/ui/` (trybuild,
+//! run by `cargo test -p needhave --test ui`): the fixtures live in the one
+//! crate that provides the `crate::table`, `crate::http`, … paths the
+//! expansion names.
 
 mod ast;
 mod check;

@@ -3,6 +3,13 @@
 //! Routes are grouped by shape (the path with parameter names erased) into
 //! one slice pattern each, so a known path with another method is told apart
 //! from an unknown path: 405 with `Allow` versus 404.
+//!
+//! Spans matter here: a handler that does not fit its line is rustc's error,
+//! not the macro's, so the generated call carries the table's spans. The call
+//! is spanned at the handler (wrong arity: at the handler), each argument at
+//! what it comes from (a parameter at the path, the body at its type), and the
+//! success type is checked in a statement of its own spanned at the table's
+//! type, so a handler returning another type is reported there.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -85,7 +92,10 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
         .into_iter()
         .enumerate()
         .filter_map(|(i, s)| match s {
-            Segment::Param(p) => Some((format_ident!("{}", p), format_ident!("__p{}", i))),
+            Segment::Param(p) => Some((
+                format_ident!("{}", p, span = generated_at(r.path.span())),
+                format_ident!("__p{}", i),
+            )),
             Segment::Lit(_) => None,
         })
         .collect();
@@ -108,7 +118,7 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
                     ::core::result::Result::Err(e) => return crate::http::Response::from_error(&e),
                 };
             },
-            quote!(body),
+            quote_spanned!(ty.span()=> body),
         ),
         None => (quote!(), quote!()),
     };
@@ -124,12 +134,21 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
         ResponseKind::Json(t) => t.span(),
         _ => status.span(),
     };
-    let call = quote_spanned!(handler.span()=> #handler(ctx, #(#names,)* #body_arg));
-    let result = quote_spanned!(ty_span=> ::core::result::Result<#ty, crate::error::ApiError>);
+    let call = quote_spanned!(handler.span()=> #handler(ctx, #(#names,)* #body_arg).await);
+    let result_ty = quote_spanned!(ty_span=> ::core::result::Result<#ty, crate::error::ApiError>);
+    let result = quote_spanned!(ty_span=> result);
     quote! {{
         #(#parse_params)*
         #parse_body
-        let result: #result = #call.await;
+        let result = #call;
+        let result: #result_ty = #result;
         crate::http::Response::#respond(&ROUTES[#index], #status, result)
     }}
+}
+
+/// A generated token located at `span`: rustc's errors point there, but it
+/// does not suggest edits to the table that would make no sense in it
+/// (such as deleting the path to drop an argument).
+fn generated_at(span: proc_macro2::Span) -> proc_macro2::Span {
+    proc_macro2::Span::call_site().located_at(span)
 }

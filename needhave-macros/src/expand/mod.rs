@@ -24,6 +24,10 @@ pub fn expand(table: &Table) -> TokenStream {
 }
 
 /// `empty_note` → `EmptyNote`: the variant of `crate::error::Code`.
+///
+/// Spanned at the code in the table, so that rustc's "no variant" error
+/// points at it (its "similar name" hint then shows the CamelCase variant,
+/// and `check.rs` says how that is spelled in the table).
 pub fn variant(code: &syn::Ident) -> syn::Ident {
     let camel: String = code
         .to_string()

@@ -1,7 +1,7 @@
 //! `ROUTES`: a static description of every call, for tests, pages and docs.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 
 use crate::ast::{ResponseKind, Table};
 
@@ -30,8 +30,11 @@ pub fn expand(table: &Table) -> TokenStream {
                 ResponseKind::Html => quote!(crate::table::Body::Html),
                 ResponseKind::Empty => quote!(crate::table::Body::Empty),
                 ResponseKind::Errors(codes) => {
-                    let codes = codes.iter().map(super::variant);
-                    quote!(crate::table::Body::Errors(&[#(crate::error::Code::#codes),*]))
+                    let codes = codes.iter().map(|c| {
+                        let v = super::variant(c);
+                        quote_spanned!(v.span()=> crate::error::Code::#v)
+                    });
+                    quote!(crate::table::Body::Errors(&[#(#codes),*]))
                 }
             };
             quote!(crate::table::RouteResponse { status: #status, body: #kind })

@@ -1,0 +1,13 @@
+//! A method the dispatcher does not know.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// The list.
+    FETCH "/posts" => posts::list -> 200 PostList;
+}
+
+fn main() {}

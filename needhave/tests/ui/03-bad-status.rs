@@ -1,0 +1,15 @@
+//! Statuses that are not HTTP statuses.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// The list.
+    GET "/posts" => posts::list -> 999 PostList;
+    /// One post.
+    GET "/posts/:id" => posts::read -> 200 Post, 42 [not_found];
+}
+
+fn main() {}

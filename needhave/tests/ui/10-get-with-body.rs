@@ -1,0 +1,13 @@
+//! A GET route with a request body.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// One post.
+    GET "/posts/:id" (NewPost) => posts::reply -> 200 Post, 404 [not_found];
+}
+
+fn main() {}

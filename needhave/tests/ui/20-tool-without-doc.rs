@@ -1,0 +1,15 @@
+//! A tool without a doc comment: a model would get no description.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// The list.
+    GET "/posts" => posts::list -> 200 PostList;
+
+    tool list_posts "List posts" [read_only] {} => GET "/posts" {};
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+//! A path parameter written `{id}` as in other frameworks.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// One post.
+    GET "/posts/{id}" => posts::read -> 200 Post, 404 [not_found];
+}
+
+fn main() {}

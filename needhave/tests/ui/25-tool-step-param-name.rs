@@ -1,0 +1,19 @@
+//! A tool step writing the route's path with another parameter name.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// One post.
+    GET "/posts/:id" => posts::read -> 200 Post, 404 [not_found];
+
+    /// Read a post.
+    tool read_post "Read a post" [read_only] {
+        /// The post id.
+        post_id: String,
+    } => GET "/posts/:post" { post: post_id };
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+//! A line that does not parse: the error names the token expected.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// The list.
+    GET "/posts" => posts::list 200 PostList;
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+//! A tool step passing an argument to a route that takes no body.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// One post.
+    GET "/posts/:id" => posts::read -> 200 Post, 404 [not_found];
+
+    /// Read a post.
+    tool read_post "Read a post" [read_only] {
+        /// The post id.
+        id: String,
+        /// The post secret.
+        secret: String,
+    } => GET "/posts/:id" { id, secret };
+}
+
+fn main() {}

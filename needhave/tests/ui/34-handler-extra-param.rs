@@ -1,0 +1,14 @@
+//! The handler takes a parameter the path does not have: rustc's arity
+//! error points at the handler in the table.
+#![allow(unused)]
+use needhave::{error, http, pages, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// One post, by mistake without its parameter.
+    GET "/posts" => posts::read -> 200 Post;
+}
+
+fn main() {}
