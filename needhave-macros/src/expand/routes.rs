@@ -6,6 +6,23 @@ use quote::{quote, quote_spanned};
 use crate::ast::{ResponseKind, Table};
 
 pub fn expand(table: &Table) -> TokenStream {
+    // A code fixes its status (`Code::status`); a code listed under another
+    // status would make the OpenAPI document lie. Checked at compile time,
+    // pointing at the code.
+    let status_checks = table.routes.iter().flat_map(|r| &r.responses).flat_map(|resp| {
+        let status = &resp.status;
+        let codes = match &resp.kind {
+            ResponseKind::Errors(codes) => codes.as_slice(),
+            _ => &[],
+        };
+        codes.iter().map(move |c| {
+            let v = super::variant(c);
+            let message = format!("`{c}` is not a {} error: list it under its own status (Code::status)", status.base10_digits());
+            quote_spanned! {c.span()=>
+                const _: () = ::core::assert!(crate::error::Code::#v.status() == #status, #message);
+            }
+        })
+    });
     let routes = table.routes.iter().map(|r| {
         let method = r.method.to_string();
         let path = r.path.value();
@@ -65,5 +82,6 @@ pub fn expand(table: &Table) -> TokenStream {
     quote! {
         /// Every call of the list, in table order.
         pub static ROUTES: &[crate::table::Route] = &[#(#routes),*];
+        #(#status_checks)*
     }
 }
