@@ -93,8 +93,25 @@ fn host_name(host: &str) -> &str {
     }
 }
 
+/// Whether the Host header names an allowed host: by name (`localhost`), or
+/// by name and port (`example.com:8443`) when the operator gave a port.
+fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let host = host.trim();
+    allowed
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(host_name(host)))
+}
+
 fn origin_allowed(req: &Request, ctx: &Ctx, origin: &str) -> bool {
-    if ctx.config.allowed_origins.iter().any(|o| o == origin) {
+    let origin = origin.trim();
+    // Origins compare case-insensitively; an operator's trailing slash is
+    // forgiven.
+    if ctx
+        .config
+        .allowed_origins
+        .iter()
+        .any(|o| o.trim().trim_end_matches('/').eq_ignore_ascii_case(origin))
+    {
         return true;
     }
     // The serving host's own origin, by its Host header.
@@ -108,9 +125,7 @@ fn origin_allowed(req: &Request, ctx: &Ctx, origin: &str) -> bool {
 
 pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
     if let Some(allowed) = &ctx.config.allowed_hosts {
-        let ok = req
-            .header("host")
-            .is_some_and(|h| allowed.iter().any(|a| a.eq_ignore_ascii_case(host_name(h))));
+        let ok = req.header("host").is_some_and(|h| host_allowed(h, allowed));
         if !ok {
             return rpc_error(403, -32600, "Host not allowed");
         }

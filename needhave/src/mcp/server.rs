@@ -65,32 +65,47 @@ pub async fn handle_payload<E: Exec + ?Sized>(payload: &[u8], exec: &E) -> Outco
     }
 }
 
-/// One JSON-RPC message; `None` for a notification.
+/// One JSON-RPC message; `None` for a notification (or a response the
+/// client sends back: this server asks nothing, so there is nothing to do).
 pub async fn handle_message<E: Exec + ?Sized>(msg: Value, exec: &E) -> Option<Value> {
     let Value::Object(obj) = msg else {
         return Some(error(Value::Null, -32600, "Invalid Request: not an object"));
     };
-    let id = obj.get("id").cloned().unwrap_or(Value::Null);
-    if !matches!(id, Value::Null | Value::String(_) | Value::Number(_)) {
-        return Some(error(Value::Null, -32600, "Invalid Request: bad id"));
+    // A notification has no `id` member at all; `"id": null` is a request
+    // with an id MCP forbids.
+    let id = match obj.get("id") {
+        None => None,
+        Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
+        Some(_) => {
+            return Some(error(
+                Value::Null,
+                -32600,
+                "Invalid Request: id is a string or a number",
+            ))
+        }
+    };
+    let is_response =
+        !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"));
+    if is_response && obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0") {
+        return None;
     }
     let method = obj.get("method").and_then(Value::as_str);
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") || method.is_none() {
-        // A response sent to us, or garbage: nothing to answer to a
-        // notification-shaped message, an error to anything with an id.
-        return if id.is_null() {
-            None
-        } else {
-            Some(error(id, -32600, "Invalid Request"))
-        };
-    }
-    let method = method.unwrap_or_default();
+    let (Some(method), Some("2.0")) = (method, obj.get("jsonrpc").and_then(Value::as_str)) else {
+        return Some(error(
+            id.unwrap_or(Value::Null),
+            -32600,
+            "Invalid Request: a JSON-RPC 2.0 request has jsonrpc \"2.0\" and a string method",
+        ));
+    };
     let params = obj.get("params").cloned().unwrap_or(Value::Null);
-    if id.is_null() {
+    if !matches!(params, Value::Null | Value::Object(_)) {
+        return id.map(|id| error(id, -32602, "Invalid params: params is an object"));
+    }
+    let Some(id) = id else {
         // Notifications (`notifications/initialized`, cancellations …) are
         // fire and forget; nothing here acts on them.
         return None;
-    }
+    };
     let result = match method {
         "initialize" => Ok(initialize(&params)),
         "ping" => Ok(json!({})),

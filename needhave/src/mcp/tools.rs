@@ -56,8 +56,9 @@ pub fn list() -> Value {
                     // Insert-only: no tool ever changes or removes a row.
                     "destructiveHint": false,
                     "idempotentHint": t.idempotent,
-                    // The list is the tools' whole world.
-                    "openWorldHint": false,
+                    // A public list on the network, written by anyone: what
+                    // a tool reads or posts is shared with other agents.
+                    "openWorldHint": true,
                 },
             })
         })
@@ -69,11 +70,16 @@ pub fn list() -> Value {
 /// as text (some clients read only the text). An error answer (a list rule)
 /// is a result with `isError`, whose text names the code.
 pub fn result(status: u16, body: Value) -> Value {
-    json!({
+    let mut r = json!({
         "content": [{"type": "text", "text": body.to_string()}],
-        "structuredContent": body,
         "isError": status >= 400,
-    })
+    });
+    // MCP allows only an object as structured content; every answer of the
+    // list is one, but nothing else may slip through.
+    if body.is_object() {
+        r["structuredContent"] = body;
+    }
+    r
 }
 
 /// The list could not be reached: a result with `isError` naming the cause.

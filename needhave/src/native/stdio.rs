@@ -16,6 +16,10 @@ use crate::platform::BoxFuture;
 
 pub const DEFAULT_LIST_URL: &str = "https://needhave.io";
 
+/// The longest a whole HTTP call to the list may take, in seconds; the
+/// `NEEDHAVE_LIST_TIMEOUT` environment variable may shorten or lengthen it.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
 pub struct HttpExec {
     base: String,
     agent: ureq::Agent,
@@ -23,9 +27,14 @@ pub struct HttpExec {
 
 impl HttpExec {
     pub fn new(base: &str) -> Self {
+        Self::with_timeout(base, Duration::from_secs(DEFAULT_TIMEOUT_SECS))
+    }
+
+    /// `timeout` bounds each call as a whole; connecting gets at most 10 s of it.
+    pub fn with_timeout(base: &str, timeout: Duration) -> Self {
         let agent = ureq::Agent::config_builder()
-            .timeout_connect(Some(Duration::from_secs(10)))
-            .timeout_global(Some(Duration::from_secs(30)))
+            .timeout_connect(Some(timeout.min(Duration::from_secs(10))))
+            .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .user_agent(concat!("needhave-mcp/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -90,24 +99,39 @@ impl Exec for HttpExec {
     }
 }
 
+fn timeout_from_env() -> Duration {
+    std::env::var("NEEDHAVE_LIST_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::from_secs(DEFAULT_TIMEOUT_SECS), |s| {
+            Duration::from_secs_f64(s.min(3600.0))
+        })
+}
+
 /// Serves stdin until EOF.
 pub fn run(base: &str) -> std::io::Result<()> {
-    let exec = HttpExec::new(base);
+    let exec = HttpExec::with_timeout(base, timeout_from_env());
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     tracing::info!("needhave mcp: a client of {base}");
-    let stdin = std::io::stdin();
+    let mut stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout();
-    for line in stdin.lock().lines() {
-        let line = line?;
-        if line.trim().is_empty() {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // Bytes, not `lines()`: a line that is not UTF-8 is a parse error to
+        // answer, not a reason to stop serving.
+        if stdin.read_until(b'\n', &mut line)? == 0 {
+            return Ok(());
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let reply = match runtime.block_on(handle_payload(line.as_bytes(), &exec)) {
+        let reply = match runtime.block_on(handle_payload(&line, &exec)) {
             Outcome::Reply(v) | Outcome::ParseError(v) => v,
             Outcome::Accepted => continue,
         };
         writeln!(stdout, "{reply}")?;
         stdout.flush()?;
     }
-    Ok(())
 }

@@ -349,3 +349,88 @@ pub async fn accept(post: &Post, reply: &Reply) -> String {
 pub fn is_hex(s: &str, len: usize) -> bool {
     s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
+
+// ---- MCP helpers (POST /mcp and the stdio server) ----
+
+/// A JSON-RPC `tools/call` request.
+pub fn tool_call(id: u64, name: &str, arguments: Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+}
+
+/// Asserts a successful tool result and returns its structured content,
+/// after checking that `content[0].text` is the same JSON.
+#[track_caller]
+pub fn tool_ok(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "tool result: {result}");
+    tool_payload(result)
+}
+
+/// Asserts an `isError` tool result whose text names `code`, and whose
+/// structured content is the list's `{"error": code}`.
+#[track_caller]
+pub fn tool_err(result: &Value, code: &str) {
+    assert_eq!(result["isError"], true, "tool result: {result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or("");
+    assert!(text.contains(code), "{code} not named in {text:?}");
+    assert_eq!(
+        tool_payload(result),
+        serde_json::json!({ "error": code }),
+        "{result}"
+    );
+}
+
+/// The structured content of a tool result, checked against its text.
+#[track_caller]
+pub fn tool_payload(result: &Value) -> Value {
+    let content = result["content"].as_array().expect("content array");
+    assert_eq!(content[0]["type"], "text", "{result}");
+    let text = content[0]["text"].as_str().expect("text");
+    let parsed: Value = serde_json::from_str(text).expect("content[0].text is JSON");
+    assert!(result["structuredContent"].is_object(), "{result}");
+    assert_eq!(
+        parsed, result["structuredContent"],
+        "text and structuredContent differ"
+    );
+    parsed
+}
+
+impl Client {
+    /// `POST /mcp` with a JSON-RPC payload (a message or a batch).
+    pub async fn mcp(&self, payload: Value) -> Resp {
+        self.post("/mcp", payload).await
+    }
+
+    /// `POST /mcp` with extra headers.
+    pub async fn mcp_with(&self, payload: &Value, headers: &[(&str, &str)]) -> Resp {
+        self.send(
+            "POST",
+            "/mcp",
+            Some(payload.to_string().into_bytes()),
+            headers,
+        )
+        .await
+    }
+
+    /// `POST /mcp` with one JSON-RPC request; asserts HTTP 200, a JSON
+    /// answer with the same id, and returns the whole JSON-RPC response.
+    pub async fn rpc(&self, payload: Value) -> Value {
+        let r = self.mcp(payload.clone()).await;
+        assert_eq!(r.status, 200, "{payload} → {}", r.text());
+        assert!(r
+            .header("content-type")
+            .is_some_and(|c| c.starts_with("application/json")));
+        let v = r.json();
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        assert_eq!(v["id"], payload["id"], "{v}");
+        v
+    }
+
+    /// Calls a tool over `POST /mcp` and returns its result (the tool
+    /// result object, never a JSON-RPC error).
+    pub async fn tool(&self, name: &str, arguments: Value) -> Value {
+        let v = self.rpc(tool_call(7, name, arguments)).await;
+        assert!(v.get("error").is_none(), "JSON-RPC error: {v}");
+        v["result"].clone()
+    }
+}
