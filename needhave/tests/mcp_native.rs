@@ -1,0 +1,732 @@
+//! MCP on the native binary only: the Host check (DNS-rebinding protection)
+//! of `needhave serve` on loopback and the operator's flags that widen it
+//! and the Origin check, and `needhave mcp`, the stdio server, driven over
+//! real pipes against a `needhave serve` on an ephemeral port, and against
+//! lists that are down, hang or answer garbage.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_needhave");
+
+fn random_hex() -> String {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).unwrap();
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn fresh_note(label: &str) -> String {
+    format!("{label} #{}", random_hex())
+}
+
+// ------------------------------------------------------------ needhave serve
+
+/// A `needhave serve` of this test's own, killed (by its PID) when dropped.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+    base: String,
+}
+
+impl Serve {
+    fn spawn(addr: &str, extra: &[&str]) -> Serve {
+        let mut child = Command::new(BIN)
+            .args([
+                "serve",
+                "--addr",
+                addr,
+                "--db",
+                ":memory:",
+                "--exit-with-stdin",
+            ])
+            .args(extra)
+            .env("NEEDHAVE_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn needhave serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        Serve {
+            child,
+            addr,
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    fn loopback(extra: &[&str]) -> Serve {
+        Serve::spawn("127.0.0.1:0", extra)
+    }
+
+    fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `POST /mcp` with exactly these headers (Host included).
+    fn post(&self, host: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
+        raw_post(self.addr, "/mcp", host, headers, &body.to_string())
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request over a plain socket, so that the Host header is
+/// whatever the test says (a DNS-rebinding page's browser sends the
+/// attacker's name).
+fn raw_post(
+    addr: SocketAddr,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {out:?}"));
+    let body = out
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+fn init() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "mcp_native", "version": "0"}}})
+}
+
+// ------------------------------------------------------ Host and Origin
+
+#[test]
+fn loopback_serve_refuses_foreign_host_names() {
+    let s = Serve::loopback(&[]);
+    let p = s.port();
+    for host in [
+        "evil.example.com".to_string(),
+        format!("evil.example.com:{p}"),
+        format!("localhost.evil.example:{p}"),
+        format!("127.0.0.1.nip.io:{p}"),
+        format!("10.0.0.1:{p}"),
+        "0.0.0.0".to_string(),
+    ] {
+        let (status, body) = s.post(&host, &[], &init());
+        assert_eq!(status, 403, "Host: {host}: {body}");
+        let v: Value = serde_json::from_str(&body).expect("a JSON body");
+        assert!(v["error"]["code"].is_i64(), "{v}");
+        assert!(!body.contains("protocolVersion"), "nothing ran");
+    }
+    for host in [
+        format!("localhost:{p}"),
+        format!("LocalHost:{p}"),
+        format!("127.0.0.1:{p}"),
+        format!("[::1]:{p}"),
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+    ] {
+        let (status, body) = s.post(&host, &[], &init());
+        assert_eq!(status, 200, "Host: {host}: {body}");
+    }
+    // The conformance suite's two requests.
+    let (status, _) = s.post(
+        "evil.example.com",
+        &[("Origin", "http://evil.example.com")],
+        &init(),
+    );
+    assert_eq!(status, 403);
+    let own = format!("localhost:{p}");
+    let (status, _) = s.post(&own, &[("Origin", &format!("http://{own}"))], &init());
+    assert_eq!(status, 200);
+    // A loopback Host with a foreign Origin: still 403.
+    let (status, _) = s.post(&own, &[("Origin", "http://evil.example.com")], &init());
+    assert_eq!(status, 403);
+    // Another loopback name than the Host is not the same origin.
+    let (status, _) = s.post(
+        &own,
+        &[("Origin", &format!("http://127.0.0.1:{p}"))],
+        &init(),
+    );
+    assert_eq!(status, 403);
+}
+
+#[test]
+fn allow_host_widens_the_host_check() {
+    let s = Serve::loopback(&[
+        "--allow-host",
+        "mcp.example",
+        "--allow-host",
+        "other.example:8443",
+    ]);
+    let p = s.port();
+    for host in [
+        format!("mcp.example:{p}"),
+        "mcp.example".to_string(),
+        "MCP.example".to_string(),
+        "other.example:8443".to_string(),
+        format!("localhost:{p}"),
+    ] {
+        let (status, body) = s.post(&host, &[], &init());
+        assert_eq!(status, 200, "Host: {host}: {body}");
+    }
+    for host in [
+        "evil.example".to_string(),
+        "other.example".to_string(),
+        "other.example:9999".to_string(),
+        "sub.mcp.example".to_string(),
+    ] {
+        let (status, _) = s.post(&host, &[], &init());
+        assert_eq!(status, 403, "Host: {host}");
+    }
+    // The allowed host's own origin is fine; a foreign one is not.
+    let (status, _) = s.post("mcp.example", &[("Origin", "https://mcp.example")], &init());
+    assert_eq!(status, 200);
+    let (status, _) = s.post(
+        "mcp.example",
+        &[("Origin", "https://evil.example")],
+        &init(),
+    );
+    assert_eq!(status, 403);
+}
+
+#[test]
+fn allow_host_star_turns_the_host_check_off_but_not_the_origin_check() {
+    let s = Serve::loopback(&["--allow-host", "*"]);
+    for host in ["evil.example", "anything.at.all:1234", "localhost"] {
+        let (status, body) = s.post(host, &[], &init());
+        assert_eq!(status, 200, "Host: {host}: {body}");
+    }
+    let (status, _) = s.post("localhost", &[("Origin", "https://evil.example")], &init());
+    assert_eq!(status, 403);
+}
+
+#[test]
+fn allow_origin_adds_origins() {
+    let s = Serve::loopback(&[
+        "--allow-origin",
+        "https://app.example",
+        "--allow-origin",
+        "http://localhost:5173/",
+    ]);
+    let host = format!("127.0.0.1:{}", s.port());
+    for origin in [
+        "https://app.example",
+        "HTTPS://APP.EXAMPLE",
+        "http://localhost:5173",
+    ] {
+        let (status, body) = s.post(&host, &[("Origin", origin)], &init());
+        assert_eq!(status, 200, "Origin: {origin}: {body}");
+    }
+    for origin in [
+        "https://app.example.evil",
+        "http://app.example",
+        "https://app.example:444",
+        "http://localhost:5174",
+        "null",
+    ] {
+        let (status, _) = s.post(&host, &[("Origin", origin)], &init());
+        assert_eq!(status, 403, "Origin: {origin}");
+    }
+    // The Host check is not widened by --allow-origin.
+    let (status, _) = s.post("app.example", &[("Origin", "https://app.example")], &init());
+    assert_eq!(status, 403);
+}
+
+#[test]
+fn a_server_not_on_loopback_has_no_host_check_but_keeps_the_origin_check() {
+    let s = Serve::spawn("0.0.0.0:0", &[]);
+    let (status, body) = s.post("needhave.example", &[], &init());
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = s.post(
+        "needhave.example",
+        &[("Origin", "https://needhave.example")],
+        &init(),
+    );
+    assert_eq!(status, 200);
+    let (status, _) = s.post(
+        "needhave.example",
+        &[("Origin", "https://evil.example")],
+        &init(),
+    );
+    assert_eq!(status, 403);
+}
+
+// ------------------------------------------------------- needhave mcp (stdio)
+
+/// `needhave mcp` over real pipes; killed (by its PID) when dropped.
+struct StdioServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    /// Every stdout line that was not a JSON object: must stay empty.
+    junk: Arc<Mutex<Vec<String>>>,
+}
+
+impl StdioServer {
+    fn spawn(list_url: Option<&str>, env: &[(&str, &str)]) -> StdioServer {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("mcp")
+            .env_remove("NEEDHAVE_LIST_URL")
+            .env_remove("NEEDHAVE_LIST_TIMEOUT")
+            .env("NEEDHAVE_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(u) = list_url {
+            cmd.env("NEEDHAVE_LIST_URL", u);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn needhave mcp");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = channel();
+        let junk = Arc::new(Mutex::new(Vec::new()));
+        let junk2 = junk.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if !serde_json::from_str::<Value>(&line)
+                    .is_ok_and(|v| v.is_object() || v.is_array())
+                {
+                    junk2.lock().unwrap().push(line.clone());
+                }
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let err = Arc::new(Mutex::new(String::new()));
+        let err2 = err.clone();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let mut r = BufReader::new(stderr);
+            while r.read_line(&mut s).is_ok_and(|n| n > 0) {
+                err2.lock().unwrap().push_str(&s);
+                s.clear();
+            }
+        });
+        StdioServer {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: err,
+            junk,
+        }
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: &Value) {
+        self.send_raw(format!("{v}\n").as_bytes());
+    }
+
+    #[track_caller]
+    fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an answer within 30 s");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
+    }
+
+    #[track_caller]
+    fn rpc(&mut self, v: Value) -> Value {
+        self.send(&v);
+        let r = self.recv();
+        assert_eq!(r["id"], v["id"], "{r}");
+        r
+    }
+
+    #[track_caller]
+    fn tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self.rpc(json!({"jsonrpc": "2.0", "id": 77, "method": "tools/call",
+            "params": {"name": name, "arguments": args}}));
+        assert!(r.get("error").is_none(), "{r}");
+        r["result"].clone()
+    }
+
+    /// Closes stdin and waits for the exit; the exit status must be success.
+    fn close_and_wait(&mut self) {
+        drop(self.stdin.take());
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "needhave mcp did not exit on stdin EOF"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            self.junk.lock().unwrap().is_empty(),
+            "stdout: {:?}",
+            self.junk
+        );
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[track_caller]
+fn ok(result: &Value) -> Value {
+    assert_eq!(result["isError"], false, "{result}");
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"], "{result}");
+    text
+}
+
+#[track_caller]
+fn err(result: &Value, code: &str) {
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(code), "{code} not in {text}");
+    assert_eq!(result["structuredContent"], json!({"error": code}));
+}
+
+#[track_caller]
+fn unreachable(result: &Value, url: &str) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap().to_string();
+    assert!(text.contains(url), "{url} not named in {text:?}");
+    text
+}
+
+#[test]
+fn stdio_server_full_flow_against_needhave_serve() {
+    let list = Serve::loopback(&[]);
+    let mut m = StdioServer::spawn(Some(&list.base), &[]);
+
+    // initialize echoes; the initialized notification gets no line at all.
+    let r = m.rpc(init());
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(r["result"]["serverInfo"]["name"], "needhave");
+    assert!(r["result"]["capabilities"]["tools"].is_object());
+    assert!(r["result"]["instructions"].is_string());
+    m.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Blank lines are skipped too.
+    m.send_raw(b"\n  \r\n");
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}));
+    assert_eq!(r["result"], json!({}));
+
+    // tools/list: the same table as POST /mcp.
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    assert_eq!(r["result"], needhave::mcp::tools::list());
+    let (status, body) = list.post(
+        &format!("127.0.0.1:{}", list.port()),
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), r);
+
+    // The whole flow, each call made over HTTP against the list.
+    let note = fresh_note("stdio need");
+    let post = ok(&m.tool("create_need", json!({"note": note})));
+    let (pid, psecret) = (
+        post["id"].as_str().unwrap().to_string(),
+        post["secret"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(post["note"], note.as_str());
+    let have = ok(&m.tool("create_have", json!({"note": fresh_note("stdio have")})));
+    assert_eq!(have["kind"], "have");
+    let listed = ok(&m.tool("list_posts", json!({})));
+    assert!(listed.to_string().contains(&pid));
+    assert!(!listed.to_string().contains(&psecret));
+    assert_eq!(
+        ok(&m.tool("read_post", json!({"id": pid}))),
+        json!({"id": pid, "kind": "need", "note": note})
+    );
+    let first = ok(&m.tool(
+        "write_first_reply",
+        json!({"post_id": pid, "text": "hello"}),
+    ));
+    let (mid, msecret) = (
+        first["id"].as_str().unwrap().to_string(),
+        first["secret"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(first["hidden"], true);
+    assert_eq!(
+        ok(&m.tool("read_thread", json!({"message_id": mid, "secret": msecret}))),
+        json!({"accepted": false})
+    );
+    assert_eq!(
+        ok(&m.tool("accept_reply", json!({"post_id": pid, "secret": psecret}))),
+        json!({"messages": [{"id": mid, "text": "hello"}]})
+    );
+    let key = ok(&m.tool(
+        "accept_reply",
+        json!({"post_id": pid, "secret": psecret, "message_id": mid}),
+    ))["thread_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let thread = ok(&m.tool("read_thread", json!({"message_id": mid, "secret": msecret})));
+    assert_eq!(thread["accepted"], true);
+    assert_eq!(thread["thread_key"], key.as_str());
+    assert_eq!(thread["messages"], json!([{"id": mid, "text": "hello"}]));
+    let later = ok(&m.tool(
+        "write_thread_message",
+        json!({"thread_key": key, "text": "later"}),
+    ));
+    assert_eq!(later["post_id"], pid.as_str());
+    assert_eq!(
+        ok(&m.tool("read_thread", json!({"thread_key": key}))),
+        json!({"post_id": pid, "messages": [
+            {"id": mid, "text": "hello"},
+            {"id": later["id"], "text": "later"},
+        ]})
+    );
+
+    // The list's rules come back as isError results.
+    err(&m.tool("create_need", json!({"note": "  "})), "empty_note");
+    err(
+        &m.tool("create_need", json!({"note": "z".repeat(501)})),
+        "huge_note",
+    );
+    err(
+        &m.tool("create_have", json!({"note": note})),
+        "duplicate_note",
+    );
+    err(
+        &m.tool("read_post", json!({"id": "0".repeat(32)})),
+        "not_found",
+    );
+    err(&m.tool("read_post", json!({"id": "../posts"})), "not_found");
+    err(
+        &m.tool(
+            "accept_reply",
+            json!({"post_id": pid, "secret": "f".repeat(64)}),
+        ),
+        "bad_secret",
+    );
+    err(
+        &m.tool(
+            "accept_reply",
+            json!({"post_id": pid, "secret": psecret, "message_id": mid}),
+        ),
+        "already_accepted",
+    );
+    err(&m.tool("read_thread", json!({})), "bad_request");
+    err(
+        &m.tool(
+            "write_thread_message",
+            json!({"thread_key": "0".repeat(64), "text": "x"}),
+        ),
+        "not_found",
+    );
+
+    // JSON-RPC's own errors.
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 3, "method": "nope"}));
+    assert_eq!(r["error"]["code"], -32601);
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "nope", "arguments": {}}}));
+    assert_eq!(r["error"]["code"], -32602);
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "create_need", "arguments": {"note": 1}}}));
+    assert_eq!(r["error"]["code"], -32602);
+    // Unparseable lines, even bytes that are not UTF-8: -32700, id null,
+    // and the server goes on.
+    for bad in [&b"{not json\n"[..], b"\xff\xfe\xfd\n", b"[1,\n"] {
+        m.send_raw(bad);
+        let r = m.recv();
+        assert_eq!(r["error"]["code"], -32700, "{r}");
+        assert!(r["id"].is_null());
+    }
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}));
+    assert_eq!(r["result"], json!({}));
+
+    // A batch of 12 creates: the stdio server's HTTP calls all come from
+    // one IP, which already made 2 posts above: 8 more pass.
+    let batch: Vec<Value> = (0..12)
+        .map(|i| {
+            json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
+            "params": {"name": "create_need", "arguments": {"note": fresh_note("stdio batch")}}})
+        })
+        .collect();
+    m.send(&Value::Array(batch));
+    let replies = m.recv();
+    let replies = replies.as_array().expect("a batch answer");
+    assert_eq!(replies.len(), 12);
+    for (i, r) in replies.iter().enumerate() {
+        assert_eq!(r["id"], 100 + i);
+        if i < 8 {
+            ok(&r["result"]);
+        } else {
+            err(&r["result"], "rate_limited");
+        }
+    }
+    // Only notifications: nothing written.
+    m.send(&json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]));
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
+    assert_eq!(r["id"], 7);
+
+    m.close_and_wait();
+    // Logs went to stderr, naming the list it talks to.
+    let log = m.stderr.lock().unwrap().clone();
+    assert!(log.contains(&list.base), "stderr: {log}");
+    assert!(!log.contains(&psecret) && !log.contains(&key));
+}
+
+#[test]
+fn stdio_server_exits_on_stdin_eof() {
+    let mut m = StdioServer::spawn(Some("http://127.0.0.1:9"), &[]);
+    m.close_and_wait();
+    // And after answering something.
+    let mut m = StdioServer::spawn(Some("http://127.0.0.1:9"), &[]);
+    let r = m.rpc(init());
+    assert!(r["result"].is_object());
+    m.send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+    // A last line without a newline is still answered before the exit.
+    drop(m.stdin.take());
+    assert_eq!(m.recv()["id"], 2);
+    m.close_and_wait();
+}
+
+#[test]
+fn stdio_server_with_the_list_down_answers_is_error_naming_the_url() {
+    // A port nobody listens on.
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let mut m = StdioServer::spawn(Some(&url), &[]);
+    // The protocol needs no list.
+    assert!(m.rpc(init())["result"].is_object());
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 8);
+    for (name, args) in [
+        ("list_posts", json!({})),
+        ("create_need", json!({"note": "n"})),
+        (
+            "read_thread",
+            json!({"message_id": "0".repeat(32), "secret": "s"}),
+        ),
+    ] {
+        let started = Instant::now();
+        unreachable(&m.tool(name, args), &url);
+        assert!(started.elapsed() < Duration::from_secs(15));
+    }
+    // Still serving.
+    assert_eq!(
+        m.rpc(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))["result"],
+        json!({})
+    );
+    m.close_and_wait();
+}
+
+#[test]
+fn stdio_server_with_a_hanging_list_times_out_into_is_error() {
+    // Accepts connections and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let held2 = held.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            held2.lock().unwrap().push(s);
+        }
+    });
+    let mut m = StdioServer::spawn(Some(&url), &[("NEEDHAVE_LIST_TIMEOUT", "1")]);
+    let started = Instant::now();
+    let text = unreachable(&m.tool("list_posts", json!({})), &url);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}: {text}");
+    assert!(took >= Duration::from_millis(900), "took {took:?}: {text}");
+    m.close_and_wait();
+}
+
+#[test]
+fn stdio_server_with_a_list_answering_garbage_answers_is_error() {
+    // An HTML error page where JSON was expected (a proxy in the way).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let body = "<html><body>502 Bad Gateway</body></html>";
+            let _ = write!(
+                s,
+                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let mut m = StdioServer::spawn(Some(&url), &[]);
+    let text = unreachable(&m.tool("read_post", json!({"id": "0".repeat(32)})), &url);
+    assert!(text.contains("502"), "{text}");
+    m.close_and_wait();
+}
+
+#[test]
+fn stdio_server_with_a_bad_url_or_the_default_url_never_crashes() {
+    let mut m = StdioServer::spawn(Some("not a url"), &[]);
+    unreachable(&m.tool("list_posts", json!({})), "not a url");
+    m.close_and_wait();
+
+    // No NEEDHAVE_LIST_URL: the live list. This machine may have no route
+    // to it; either way the answer comes, and an error names the URL.
+    let mut m = StdioServer::spawn(None, &[("NEEDHAVE_LIST_TIMEOUT", "5")]);
+    let r = m.tool("list_posts", json!({}));
+    if r["isError"] == true {
+        unreachable(&r, "https://needhave.io");
+    } else {
+        assert!(r["structuredContent"]["posts"].is_array(), "{r}");
+    }
+    m.close_and_wait();
+    let log = m.stderr.lock().unwrap().clone();
+    assert!(log.contains("https://needhave.io"), "stderr: {log}");
+}
