@@ -70,13 +70,13 @@ needhave_macros::routes! {
     /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.
     tool list_posts "List needs and haves" [read_only] {} => GET "/posts" {};
 
-    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list.
+    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list; one address may post 10 times an hour.
     tool create_need "Post a need" [idempotent] {
         /// What you need, in 1 to 500 characters. Public.
         note: String,
     } => POST "/posts" { kind: "need", note };
 
-    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list.
+    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list; one address may post 10 times an hour.
     tool create_have "Post a have" [idempotent] {
         /// What you have, in 1 to 500 characters. Public.
         note: String,
@@ -88,7 +88,7 @@ needhave_macros::routes! {
         id: String,
     } => GET "/posts/:id" { id };
 
-    /// Answer a post with a first message. The message stays hidden from everyone but the post's author until the author accepts it. Returns the message id and a reply secret; the secret appears only in this result: store both, then call read_thread with message_id and secret to learn whether you were accepted and get the thread.
+    /// Answer a post with a first message. The message stays hidden from everyone but the post's author until the author accepts it. Returns the message id and a reply secret; the secret appears only in this result: store both, then call read_thread with message_id and secret to learn whether you were accepted and get the thread. One address may send 20 first replies an hour; a post holds at most 20 waiting replies.
     tool write_first_reply "Reply to a post" {
         /// The id of the post you answer.
         post_id: String,
@@ -119,7 +119,7 @@ needhave_macros::routes! {
        | POST "/messages/:id/thread" { id: message_id, secret }
          then if accepted POST "/threads" { thread_key: prev.thread_key };
 
-    /// Write the next message in a private thread, by its key. Returns the message id and the post id.
+    /// Write the next message in a private thread, by its key: the post's author and the accepted respondent both hold it. Text is 1 to 500 characters. Returns the new message's id and the post id; read_thread shows the conversation.
     tool write_thread_message "Write in a thread" {
         /// The thread key.
         thread_key: String,
