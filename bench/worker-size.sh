@@ -21,10 +21,10 @@ CARGO_TARGET_DIR="$OUT/baseline-target" \
 
 size() { stat -c %s "$1"; }
 gz() { gzip -9 -c "$1" | wc -c; }
-ours=build/index.wasm
-base="$OUT/baseline/index.wasm"
+ours=build/index_bg.wasm
+base="$OUT/baseline/index_bg.wasm"
 printf '%-34s %10s %10s\n' "wasm" "raw" "gzip -9"
-printf '%-34s %10d %10d\n' "needhave (build/index.wasm)" "$(size "$ours")" "$(gz "$ours")"
+printf '%-34s %10d %10d\n' "needhave (build/index_bg.wasm)" "$(size "$ours")" "$(gz "$ours")"
 printf '%-34s %10d %10d\n' "baseline (bench/baseline-worker)" "$(size "$base")" "$(gz "$base")"
 ratio=$(awk -v a="$(gz "$ours")" -v b="$(gz "$base")" 'BEGIN { printf "%.2f", a / b }')
 echo "gzip ratio needhave/baseline: $ratio (budget 1.50)"

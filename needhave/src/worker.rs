@@ -35,14 +35,15 @@ async fn fetch(
     // The MCP Origin check compares against the serving host; keep it even
     // where the runtime leaves `Host` out of the headers.
     if request.header("host").is_none() {
-        if let Ok(url) = req.url() {
-            if let Some(host) = url.host_str() {
-                let host = match url.port() {
-                    Some(p) => format!("{host}:{p}"),
-                    None => host.to_string(),
-                };
-                request.headers.push(("host".into(), host));
-            }
+        // `scheme://host[:port]/path…`; parsed by hand, since the `url`
+        // crate (with its IDNA tables) would double the Worker's size.
+        let url = req.inner().url();
+        if let Some(host) = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
+            .filter(|h| !h.is_empty())
+        {
+            request.headers.push(("host".into(), host.to_string()));
         }
     }
 
