@@ -217,7 +217,6 @@ async fn protocol_version_header() {
         "1999-01-01",
         "2025-11-26",
         "latest",
-        "",
         "2025-11-25, 2025-06-18",
     ] {
         let r = c.mcp_with(&list, &[("mcp-protocol-version", bad)]).await;
