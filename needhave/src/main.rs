@@ -76,7 +76,7 @@ fn main() -> ExitCode {
             .build()
             .map_err(|e| e.to_string())
             .and_then(|rt| {
-                rt.block_on(needhave::native::serve::run(
+                let served = rt.block_on(needhave::native::serve::run(
                     needhave::native::serve::Options {
                         addr,
                         db,
@@ -86,7 +86,12 @@ fn main() -> ExitCode {
                         ip_salt,
                         exit_with_stdin,
                     },
-                ))
+                ));
+                // The stdin watch (--exit-with-stdin) is a blocking read that
+                // ends only when stdin closes; dropping the runtime would wait
+                // for it, so a SIGTERM or Ctrl-C would never exit.
+                rt.shutdown_background();
+                served
             }),
         Command::Mcp { list_url } => {
             needhave::native::stdio::run(&list_url).map_err(|e| e.to_string())
