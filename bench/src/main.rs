@@ -1,0 +1,578 @@
+//! `needhave-bench`: Needhave's benchmarks and fault checks.
+//!
+//!     needhave-bench all     [--needhave BIN] [--work DIR] [--quick]   the README table
+//!     needhave-bench faults  [--needhave BIN] [--work DIR] [--seconds 10]
+//!                            mixed load + rows == 201s + limits, then kill -9 mid-write
+//!     needhave-bench hello   --body-file F     the read baseline server
+//!     needhave-bench seed    --db F --posts N  seed a database directly
+//!
+//! `bench/run` builds everything in release mode and runs `all`; `.ci/faults`
+//! runs `faults` in its short form.
+
+mod check;
+mod client;
+mod hello;
+mod load;
+mod procs;
+mod raw;
+mod roundtrips;
+mod scale;
+mod seed;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use client::Conn;
+use load::{Mode, Report};
+use procs::Server;
+
+struct Args {
+    cmd: String,
+    flags: HashMap<String, String>,
+}
+
+impl Args {
+    fn parse() -> Args {
+        let mut it = std::env::args().skip(1);
+        let cmd = it.next().unwrap_or_default();
+        let mut flags = HashMap::new();
+        let rest: Vec<String> = it.collect();
+        let mut i = 0;
+        while i < rest.len() {
+            let k = rest[i].trim_start_matches("--").to_string();
+            let v = rest.get(i + 1).filter(|v| !v.starts_with("--")).cloned();
+            i += if v.is_some() { 2 } else { 1 };
+            flags.insert(k, v.unwrap_or_else(|| "true".into()));
+        }
+        Args { cmd, flags }
+    }
+    fn get(&self, k: &str) -> Option<&str> {
+        self.flags.get(k).map(String::as_str)
+    }
+    fn num(&self, k: &str, default: u64) -> u64 {
+        self.get(k).and_then(|v| v.parse().ok()).unwrap_or(default)
+    }
+    fn beside_me(name: &str) -> PathBuf {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.join(name)))
+            .unwrap_or_else(|| PathBuf::from(name))
+    }
+    fn needhave(&self) -> String {
+        self.get("needhave")
+            .map(String::from)
+            .unwrap_or_else(|| Args::beside_me("needhave").to_string_lossy().into_owned())
+    }
+    fn work(&self) -> PathBuf {
+        let dir = self
+            .get("work")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Args::beside_me("bench-work"));
+        let _ = std::fs::create_dir_all(&dir);
+        dir
+    }
+}
+
+fn fresh_db(work: &Path, name: &str) -> String {
+    let path = work.join(name).to_string_lossy().into_owned();
+    for suffix in ["", "-wal", "-shm", ".salt"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+    path
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let result = match args.cmd.as_str() {
+        "all" => rt.block_on(all(&args)),
+        "faults" => rt.block_on(faults(&args)),
+        "hello" => {
+            let body = std::fs::read(args.get("body-file").unwrap_or("")).unwrap_or_default();
+            let addr: SocketAddr = args
+                .get("addr")
+                .unwrap_or("127.0.0.1:0")
+                .parse()
+                .expect("--addr");
+            rt.block_on(hello::serve(addr, body.into()))
+                .map_err(|e| e.to_string())
+        }
+        "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
+        _ => Err("usage: needhave-bench all|faults|hello|seed (see the top of bench/src/main.rs)".into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("needhave-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------- faults
+
+/// The mixed load on a fresh database, then the rows against the 201s.
+async fn mixed(
+    bin: &str,
+    work: &Path,
+    secs: u64,
+    log: &mut String,
+) -> Result<(Report, Option<u64>), String> {
+    let db = fresh_db(work, "mixed.db");
+    let server = Server::needhave(bin, &db)?;
+    let report = load::run(load::Options {
+        server: server.addr,
+        mode: Mode::Mixed,
+        conns: 64,
+        duration: Duration::from_secs(secs),
+        ip_base: 0,
+        stop: Arc::new(AtomicBool::new(false)),
+    })
+    .await;
+    let rss = server.peak_rss_kib();
+    server.stop();
+    let outcome = check::check(&db, &report.ledger, true, 0);
+    *log += &format!(
+        "mixed load, {secs} s, 64 connections:\n{}",
+        report.summary()
+    );
+    *log += &format!(
+        "  rows after: {} posts, {} first, {} accept, {} later; {}\n",
+        outcome.rows[0],
+        outcome.rows[1],
+        outcome.rows[2],
+        outcome.rows[3],
+        if outcome.ok() {
+            "rows == 201s, integrity ok, limits hold".to_string()
+        } else {
+            outcome.failures.join("; ")
+        }
+    );
+    let mut failures = outcome.failures;
+    if report.server_errors > 0 {
+        failures.push(format!("{} 5xx answers", report.server_errors));
+    }
+    if !report.unexpected.is_empty() {
+        failures.push(format!("{} unexpected answers", report.unexpected.len()));
+    }
+    if report.transport_errors > 0 {
+        failures.push(format!("{} transport errors", report.transport_errors));
+    }
+    if report.count("accept", 201) == 0
+        || report.count("thread_write", 201) == 0
+        || report.count("mcp", 200) == 0
+    {
+        failures.push("the mixed load did not reach accepts, thread writes and MCP".into());
+    }
+    if failures.is_empty() {
+        Ok((report, rss))
+    } else {
+        Err(format!("mixed load failed: {}", failures.join("; ")))
+    }
+}
+
+/// Write load, kill -9 halfway, restart on the same file: every 201 is
+/// there, integrity holds, the limits hold.
+async fn crash(bin: &str, work: &Path, secs: u64, log: &mut String) -> Result<(), String> {
+    let db = fresh_db(work, "crash.db");
+    let server = Server::needhave(bin, &db)?;
+    let addr = server.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = tokio::spawn(load::run(load::Options {
+        server: addr,
+        mode: Mode::Writes,
+        conns: 64,
+        duration: Duration::from_secs(secs * 4),
+        ip_base: 0,
+        stop: stop.clone(),
+    }));
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    stop.store(true, Ordering::SeqCst);
+    server.kill9();
+    let report = load.await.map_err(|e| e.to_string())?;
+    *log += &format!(
+        "crash test: write load, kill -9 after {secs} s:\n{}",
+        report.summary()
+    );
+    let mut failures = Vec::new();
+    if report.ledger.posts.is_empty() {
+        failures.push("no write was answered before the kill".to_string());
+    }
+    // Restart on the same file.
+    let server = Server::needhave(bin, &db)?;
+    // The per-IP limit survives: an address that created 10 posts gets 429.
+    let mut per_ip: HashMap<std::net::Ipv4Addr, usize> = HashMap::new();
+    for (_, ip) in &report.ledger.posts {
+        *per_ip.entry(*ip).or_default() += 1;
+    }
+    if let Some((ip, _)) = per_ip.iter().find(|(_, n)| **n >= 10) {
+        let mut c = Conn::connect(server.addr, *ip)
+            .await
+            .map_err(|e| e.to_string())?;
+        let body = serde_json::json!({"kind": "need", "note": "one more after the crash"});
+        let (status, v) = c
+            .json("POST", "/posts", Some(&body))
+            .await
+            .map_err(|e| e.to_string())?;
+        if status != 429 {
+            failures.push(format!(
+                "after restart, an address with 10 posts got {status} {v}"
+            ));
+        }
+    }
+    // Every answered post is served again.
+    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut served = 0;
+    for (id, _) in report.ledger.posts.iter().rev().take(200) {
+        let (status, _) = c
+            .send("GET", &format!("/posts/{id}"), None)
+            .await
+            .map_err(|e| e.to_string())?;
+        served += usize::from(status == 200);
+    }
+    let asked = report.ledger.posts.len().min(200);
+    if served != asked {
+        failures.push(format!(
+            "after restart, {served} of the last {asked} answered posts are served"
+        ));
+    }
+    server.stop();
+    let outcome = check::check(&db, &report.ledger, false, 64);
+    *log += &format!(
+        "  after restart: {} posts, {} first messages in the file ({} and {} answered 201); {}\n",
+        outcome.rows[0],
+        outcome.rows[1],
+        report.ledger.posts.len(),
+        report.ledger.firsts.len(),
+        if outcome.ok() && failures.is_empty() {
+            "every 201 is there, integrity_check ok, limits hold".to_string()
+        } else {
+            outcome.failures.join("; ")
+        }
+    );
+    failures.extend(outcome.failures);
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("crash test failed: {}", failures.join("; ")))
+    }
+}
+
+async fn faults(args: &Args) -> Result<(), String> {
+    let bin = args.needhave();
+    let work = args.work();
+    let secs = args.num("seconds", 10);
+    let mut log = String::new();
+    let m = mixed(&bin, &work, secs, &mut log).await;
+    let c = crash(&bin, &work, (secs / 2).max(2), &mut log).await;
+    print!("{log}");
+    m?;
+    c?;
+    println!("faults: 2 passed, 0 failed");
+    Ok(())
+}
+
+// ---------------------------------------------------------------- the table
+
+struct Table {
+    rows: Vec<[String; 6]>,
+    commands: Vec<String>,
+}
+
+impl Table {
+    fn row(
+        &mut self,
+        what: &str,
+        ours: String,
+        base: String,
+        ratio: String,
+        goal: &str,
+        met: Option<bool>,
+    ) {
+        let met = match met {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "—",
+        };
+        self.rows
+            .push([what.into(), ours, base, ratio, goal.into(), met.into()]);
+    }
+    fn print(&self) {
+        println!("\n| measure | needhave | baseline | ratio | goal | met |");
+        println!("|---|---|---|---|---|---|");
+        for r in &self.rows {
+            println!("| {} |", r.join(" | "));
+        }
+    }
+}
+
+fn mib(kib: Option<u64>) -> String {
+    kib.map_or("?".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
+}
+
+async fn all(args: &Args) -> Result<(), String> {
+    let bin = args.needhave();
+    let work = args.work();
+    let quick = args.get("quick").is_some();
+    let round = if quick { 2 } else { 5 };
+    let rounds = if quick { 1 } else { 3 };
+    let mut t = Table {
+        rows: vec![],
+        commands: vec![],
+    };
+    let mut log = String::new();
+    let mut failed = Vec::new();
+    let me = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .to_string_lossy()
+        .into_owned();
+
+    // Round trips.
+    eprintln!("== round trips");
+    for (call, status, n) in roundtrips::count().await {
+        let list = call.contains("(list)");
+        let goal = if list { "1" } else { "≤ 1" };
+        t.row(
+            &format!("round trips: {call} ({status})"),
+            n.to_string(),
+            "".into(),
+            "".into(),
+            goal,
+            Some(n <= 1),
+        );
+    }
+
+    // Reads: wrk on GET /posts (100 posts) against hello-world with a body of the same size.
+    eprintln!("== reads");
+    let db = fresh_db(&work, "read.db");
+    seed::seed(&db, 100)?;
+    let server = Server::needhave(&bin, &db)?;
+    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let (_, body) = c
+        .send("GET", "/posts", None)
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(c);
+    let body_file = work.join("posts-body.json");
+    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
+    let hello = Server::start(&me, &["hello", "--body-file", &body_file.to_string_lossy()])?;
+    let (mut ours, mut base) = (0.0, 0.0);
+    let mut read_errors = 0;
+    for _ in 0..rounds {
+        let a = procs::wrk(&format!("http://{}/posts", server.addr), 64, round)?;
+        let b = procs::wrk(&format!("http://{}/posts", hello.addr), 64, round)?;
+        read_errors += a.non_2xx + a.socket_errors;
+        ours += a.rps;
+        base += b.rps;
+    }
+    let read_rss = server.peak_rss_kib();
+    server.stop();
+    hello.stop();
+    let ratio = ours / base;
+    t.row(
+        &format!(
+            "read: GET /posts, 100 posts ({} B), wrk -t2 -c64, req/s",
+            body.len()
+        ),
+        format!("{:.0}", ours / rounds as f64),
+        format!("{:.0} (hyper hello-world)", base / rounds as f64),
+        format!("{ratio:.2}×"),
+        "≥ 0.5×",
+        Some(ratio >= 0.5 && read_errors == 0),
+    );
+
+    // Writes: the create + first reply flow against raw rusqlite inserts.
+    eprintln!("== writes");
+    let db = fresh_db(&work, "write.db");
+    let server = Server::needhave(&bin, &db)?;
+    let (mut ours, mut base) = (0.0, 0.0);
+    let mut write_errors = 0;
+    for r in 0..rounds {
+        let report = load::run(load::Options {
+            server: server.addr,
+            mode: Mode::Writes,
+            conns: 64,
+            duration: Duration::from_secs(round),
+            ip_base: r as u32 * 200_000,
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+        .await;
+        write_errors +=
+            report.server_errors + report.transport_errors + report.unexpected.len() as u64;
+        ours += report.rate();
+        let raw_db = work.join("raw.db").to_string_lossy().into_owned();
+        base += raw::run(&raw_db, Duration::from_secs(round))?;
+    }
+    let write_rss = server.peak_rss_kib();
+    server.stop();
+    let ratio = ours / base;
+    t.row(
+        "write: create post + first reply, 64 connections, req/s",
+        format!("{:.0}", ours / rounds as f64),
+        format!(
+            "{:.0} (raw rusqlite rows/s, 1 txn each)",
+            base / rounds as f64
+        ),
+        format!("{ratio:.2}×"),
+        "≥ 0.5×",
+        Some(ratio >= 0.5 && write_errors == 0),
+    );
+
+    // Scale.
+    eprintln!("== scale (seeding)");
+    let small = fresh_db(&work, "scale-1k.db");
+    let big_n = if quick { 100_000 } else { 1_000_000 };
+    let big = fresh_db(&work, "scale-big.db");
+    seed::seed(&small, 1000)?;
+    seed::seed(&big, big_n)?;
+    eprintln!("== scale (measuring)");
+    let sa = Server::needhave(&bin, &small)?;
+    let sb = Server::needhave(&bin, &big)?;
+    let samples = if quick { 300 } else { 2000 };
+    let (a, b) = scale::run((sa.addr, 1000), (sb.addr, big_n), samples, 1).await;
+    sa.stop();
+    sb.stop();
+    for f in a.failures.iter().chain(&b.failures).take(5) {
+        failed.push(format!("scale: {f}"));
+    }
+    for (i, op) in scale::OPS.iter().enumerate() {
+        let (a50, a99) = (
+            scale::percentile(&a.samples[i], 0.5),
+            scale::percentile(&a.samples[i], 0.99),
+        );
+        let (b50, b99) = (
+            scale::percentile(&b.samples[i], 0.5),
+            scale::percentile(&b.samples[i], 0.99),
+        );
+        let (r50, r99) = (b50 / a50, b99 / a99);
+        t.row(
+            &format!(
+                "scale: {op}, p50 / p99 µs, {} vs 1 k posts",
+                if quick { "100 k" } else { "1 M" }
+            ),
+            format!("{b50:.0} / {b99:.0}"),
+            format!("{a50:.0} / {a99:.0}"),
+            format!("{r50:.2}× / {r99:.2}×"),
+            "≤ 1.3×",
+            Some(r50 <= 1.3 && r99 <= 1.3),
+        );
+    }
+
+    // Load and faults (long form), and the memory under them.
+    eprintln!("== mixed load");
+    let mixed_secs = if quick { 10 } else { 60 };
+    let mixed_rss = match mixed(&bin, &work, mixed_secs, &mut log).await {
+        Ok((report, rss)) => {
+            t.row(
+                &format!("load: {mixed_secs} s mixed, 64 connections"),
+                format!(
+                    "{:.0} req/s, 0 5xx, 0 transport errors, rows == 201s",
+                    report.rate()
+                ),
+                "".into(),
+                "".into(),
+                "0 5xx / 0 errors",
+                Some(true),
+            );
+            rss
+        }
+        Err(e) => {
+            t.row(
+                "load: mixed",
+                e.clone(),
+                "".into(),
+                "".into(),
+                "0 5xx / 0 errors",
+                Some(false),
+            );
+            failed.push(e);
+            None
+        }
+    };
+    eprintln!("== crash");
+    match crash(&bin, &work, if quick { 5 } else { 15 }, &mut log).await {
+        Ok(()) => t.row(
+            "crash: kill -9 mid-write, restart",
+            "every 201 there, integrity ok, limits hold".into(),
+            "".into(),
+            "".into(),
+            "all",
+            Some(true),
+        ),
+        Err(e) => {
+            t.row(
+                "crash: kill -9 mid-write, restart",
+                e.clone(),
+                "".into(),
+                "".into(),
+                "all",
+                Some(false),
+            );
+            failed.push(e);
+        }
+    }
+    let peak = [read_rss, write_rss, mixed_rss].into_iter().flatten().max();
+    t.row(
+        "memory: peak RSS of needhave serve (reads / writes / mixed)",
+        format!(
+            "{} / {} / {}",
+            mib(read_rss),
+            mib(write_rss),
+            mib(mixed_rss)
+        ),
+        "".into(),
+        "".into(),
+        "≤ 40 MiB",
+        peak.map(|p| p <= 40 * 1024),
+    );
+
+    // Worker size: the other engineer's script, when it is there.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("worker-size.sh");
+    if script.exists() {
+        let out = std::process::Command::new("bash").arg(&script).output();
+        let text = out
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|e| e.to_string());
+        t.row(
+            "worker size: wasm raw / gzip (bench/worker-size.sh)",
+            text.replace('\n', "; "),
+            "".into(),
+            "".into(),
+            "",
+            None,
+        );
+    } else {
+        t.row(
+            "worker size: wasm raw / gzip",
+            "not built".into(),
+            "not built".into(),
+            "".into(),
+            "",
+            None,
+        );
+        t.commands
+            .push("worker size: bench/worker-size.sh is not in the tree yet".into());
+    }
+
+    println!("{log}");
+    t.print();
+    for c in &t.commands {
+        println!("{c}");
+    }
+    if !failed.is_empty() {
+        return Err(failed.join("\n"));
+    }
+    Ok(())
+}

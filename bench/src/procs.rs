@@ -1,0 +1,147 @@
+//! Child processes: `needhave serve`, the hello-world baseline, wrk.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+pub struct Server {
+    child: Child,
+    /// Closing it stops a child started with `--exit-with-stdin`.
+    stdin: Option<ChildStdin>,
+    _stdout: BufReader<ChildStdout>,
+    pub addr: SocketAddr,
+}
+
+impl Server {
+    /// Starts `program args…` and reads the address from its first stdout
+    /// line (`…serving http://ADDR…`).
+    pub fn start(program: &str, args: &[&str]) -> Result<Server, String> {
+        let mut child = Command::new(program)
+            .args(args)
+            .env(
+                "NEEDHAVE_LOG",
+                std::env::var("NEEDHAVE_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start {program}: {e}"))?;
+        let stdin = child.stdin.take();
+        let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut line = String::new();
+        stdout.read_line(&mut line).map_err(|e| e.to_string())?;
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|a| a.parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{program} printed no address: {line:?}"));
+        };
+        Ok(Server {
+            child,
+            stdin,
+            _stdout: stdout,
+            addr,
+        })
+    }
+
+    pub fn needhave(bin: &str, db: &str) -> Result<Server, String> {
+        Server::start(
+            bin,
+            &[
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+                db,
+                "--exit-with-stdin",
+            ],
+        )
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Peak resident set (VmHWM) so far, in KiB.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    }
+
+    /// kill -9.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Closes stdin and waits up to 10 s for a clean exit, then kills.
+    pub fn stop(mut self) {
+        self.stdin = None;
+        for _ in 0..100 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub struct Wrk {
+    pub rps: f64,
+    pub non_2xx: u64,
+    pub socket_errors: u64,
+}
+
+/// wrk with 2 threads at `conns` connections for `secs` seconds.
+pub fn wrk(url: &str, conns: usize, secs: u64) -> Result<Wrk, String> {
+    let out = Command::new("wrk")
+        .args(["-t2", &format!("-c{conns}"), &format!("-d{secs}s"), url])
+        .output()
+        .map_err(|e| format!("wrk: {e} (apt-get install wrk)"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |prefix: &str| -> Option<String> {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .map(|l| l.trim_start()[prefix.len()..].trim().to_string())
+    };
+    let rps = field("Requests/sec:")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("wrk printed no rate:\n{text}"))?;
+    let non_2xx = field("Non-2xx or 3xx responses:")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let socket_errors = field("Socket errors:")
+        .map(|v| {
+            v.split(',')
+                .filter_map(|p| p.split_whitespace().last()?.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    Ok(Wrk {
+        rps,
+        non_2xx,
+        socket_errors,
+    })
+}

@@ -1,0 +1,152 @@
+//! Store round trips per call, counted the way the tests count them: a
+//! store wrapper that counts `batch` calls, and one request of every route
+//! through `needhave::handle`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use needhave::http::Request;
+use needhave::platform::BoxFuture;
+use needhave::store::sqlite::SqliteStore;
+use needhave::store::{Row, Statement, Store, StoreResult};
+use needhave::{Config, Ctx};
+
+struct Counting {
+    inner: SqliteStore,
+    calls: AtomicUsize,
+}
+
+impl Store for Counting {
+    fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        self.inner.batch(statements)
+    }
+}
+
+/// (call, status, round trips), in table order.
+pub async fn count() -> Vec<(String, u16, usize)> {
+    let store = Arc::new(Counting {
+        inner: SqliteStore::open(":memory:").expect("memory store"),
+        calls: AtomicUsize::new(0),
+    });
+    let ctx = Ctx::new(store.clone(), Arc::new(Config::default()), "127.0.0.1");
+    let mut out = Vec::new();
+    let call = |method: &str, path: &str, body: Option<Value>, label: &str| {
+        let mut req = Request::new(method, path);
+        req.headers.push(("host".into(), "127.0.0.1".into()));
+        if let Some(b) = body {
+            req.body = b.to_string().into_bytes();
+        }
+        let before = store.calls.load(Ordering::SeqCst);
+        let ctx = ctx.clone();
+        let store = store.clone();
+        let label = label.to_string();
+        async move {
+            let resp = needhave::handle(&req, &ctx).await;
+            let n = store.calls.load(Ordering::SeqCst) - before;
+            let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
+            (label, resp.status, n, v)
+        }
+    };
+    let mut push = |r: (String, u16, usize, Value)| {
+        out.push((r.0, r.1, r.2));
+        r.3
+    };
+    push(call("GET", "/", None, "GET /").await);
+    push(call("GET", "/openapi.json", None, "GET /openapi.json").await);
+    push(call("GET", "/posts", None, "GET /posts (list)").await);
+    let post = push(
+        call(
+            "POST",
+            "/posts",
+            Some(json!({"kind": "need", "note": "round trips"})),
+            "POST /posts",
+        )
+        .await,
+    );
+    let (pid, psecret) = (
+        post["id"].as_str().unwrap_or("").to_string(),
+        post["secret"].as_str().unwrap_or("").to_string(),
+    );
+    push(call("GET", &format!("/posts/{pid}"), None, "GET /posts/:id").await);
+    let first = push(
+        call(
+            "POST",
+            &format!("/posts/{pid}/messages"),
+            Some(json!({"text": "hi"})),
+            "POST /posts/:id/messages",
+        )
+        .await,
+    );
+    let (mid, msecret) = (
+        first["id"].as_str().unwrap_or("").to_string(),
+        first["secret"].as_str().unwrap_or("").to_string(),
+    );
+    push(
+        call(
+            "GET",
+            &format!("/posts/{pid}/messages"),
+            None,
+            "GET /posts/:id/messages (list)",
+        )
+        .await,
+    );
+    push(
+        call(
+            "POST",
+            &format!("/posts/{pid}/waiting"),
+            Some(json!({"secret": psecret})),
+            "POST /posts/:id/waiting (list)",
+        )
+        .await,
+    );
+    push(
+        call(
+            "POST",
+            &format!("/messages/{mid}/thread"),
+            Some(json!({"secret": msecret})),
+            "POST /messages/:id/thread",
+        )
+        .await,
+    );
+    let key = push(
+        call(
+            "POST",
+            &format!("/posts/{pid}/accept"),
+            Some(json!({"secret": psecret, "message_id": mid})),
+            "POST /posts/:id/accept",
+        )
+        .await,
+    );
+    let key = key["thread_key"].as_str().unwrap_or("").to_string();
+    push(
+        call(
+            "POST",
+            "/threads/messages",
+            Some(json!({"thread_key": key, "text": "later"})),
+            "POST /threads/messages",
+        )
+        .await,
+    );
+    push(
+        call(
+            "POST",
+            "/threads",
+            Some(json!({"thread_key": key})),
+            "POST /threads (list)",
+        )
+        .await,
+    );
+    push(
+        call(
+            "POST",
+            "/mcp",
+            Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_posts", "arguments": {}}})),
+            "POST /mcp list_posts (list)",
+        )
+        .await,
+    );
+    out
+}
