@@ -1,13 +1,20 @@
 //! The store on Cloudflare D1 (Worker only).
 //!
-//! Every call of the store is one `batch`: D1 runs a batch as one
+//! Every call of the store is one D1 `batch`: D1 runs a batch as one
 //! transaction, in one round trip, which is what makes the limits hold under
-//! concurrency (the check and the write it guards travel together). A batch
-//! of one statement is sent as a plain `all()`, which D1 also runs alone.
-//! The SQL text is the same that SQLite runs natively.
+//! concurrency (the check and the write it guards travel together). The SQL
+//! text is the same that SQLite runs natively.
+//!
+//! The batch's answer crosses from JS as one `JSON.stringify` read by
+//! serde_json, which the list links anyway: converting each value through
+//! serde-wasm-bindgen would cost the Worker's size more than it saves time.
 
-use worker::wasm_bindgen::JsValue;
-use worker::{D1Database, D1PreparedStatement, D1Result};
+use serde::Deserialize;
+use worker::js_sys::{Array, JSON};
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::worker_sys::types::D1Database as D1Sys;
+use worker::D1Database;
 
 use super::{Row, Statement, Store, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
@@ -20,12 +27,19 @@ impl D1Store {
     pub fn new(db: D1Database) -> Self {
         D1Store { db }
     }
+
+    fn sys(&self) -> &D1Sys {
+        AsRef::<JsValue>::as_ref(&self.db).unchecked_ref()
+    }
 }
 
-impl From<worker::Error> for StoreError {
-    fn from(e: worker::Error) -> Self {
-        StoreError(e.to_string())
-    }
+/// A JS exception as text for the operator's log (never for the client).
+fn js_error(e: JsValue) -> StoreError {
+    let message = match e.dyn_ref::<worker::js_sys::Error>() {
+        Some(err) => String::from(err.message()),
+        None => e.as_string().unwrap_or_else(|| "D1 call failed".into()),
+    };
+    StoreError(message)
 }
 
 /// A parameter as D1 takes it. D1 binds JS numbers; every integer the list
@@ -39,50 +53,53 @@ fn js(v: &Value) -> JsValue {
     }
 }
 
-fn prepared(db: &D1Database, s: &Statement) -> StoreResult<D1PreparedStatement> {
-    let params: Vec<JsValue> = s.params.iter().map(js).collect();
-    Ok(db.prepare(s.sql).bind(&params)?)
+/// One statement's part of D1's batch answer.
+#[derive(Deserialize)]
+struct D1Result {
+    #[serde(default)]
+    success: Option<bool>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    results: Vec<Row>,
 }
 
-/// A statement's rows, by column name. D1 hands back JS numbers; whole ones
-/// arrive as JSON integers, so `RowExt::int` reads them as SQLite's do.
-fn rows(result: &D1Result) -> StoreResult<Vec<Row>> {
-    if !result.success() {
-        return Err(StoreError(
-            result
-                .error()
-                .unwrap_or_else(|| "D1 statement failed".into()),
-        ));
+impl D1Store {
+    async fn run_batch(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        let db = self.sys();
+        let prepared = Array::new();
+        for s in statements {
+            let params: Array = s.params.iter().map(js).collect();
+            let stmt = db.prepare(s.sql).map_err(js_error)?;
+            let bound: JsValue = stmt.bind(params).map_err(js_error)?.into();
+            prepared.push(&bound);
+        }
+        let promise = db.batch(prepared).map_err(js_error)?;
+        let answer = JsFuture::from(promise).await.map_err(js_error)?;
+        let text: String = JSON::stringify(&answer).map_err(js_error)?.into();
+        let results: Vec<D1Result> = serde_json::from_slice(text.as_bytes())
+            .map_err(|e| StoreError(format!("D1 answer: {e}")))?;
+        if results.len() != statements.len() {
+            return Err(StoreError(format!(
+                "D1 answered {} results for {} statements",
+                results.len(),
+                statements.len()
+            )));
+        }
+        results
+            .into_iter()
+            .map(|r| match (r.success, r.error) {
+                (Some(false), e) => Err(StoreError(
+                    e.unwrap_or_else(|| "D1 statement failed".into()),
+                )),
+                _ => Ok(r.results),
+            })
+            .collect()
     }
-    Ok(result.results::<Row>()?)
 }
 
 impl Store for D1Store {
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-        Box::pin(async move {
-            let prepared = statements
-                .iter()
-                .map(|s| prepared(&self.db, s))
-                .collect::<StoreResult<Vec<_>>>()?;
-            let results = if prepared.len() == 1 {
-                let one = prepared.into_iter().next();
-                match one {
-                    Some(stmt) => vec![stmt.all().await?],
-                    None => Vec::new(),
-                }
-            } else if prepared.is_empty() {
-                Vec::new()
-            } else {
-                self.db.batch(prepared).await?
-            };
-            if results.len() != statements.len() {
-                return Err(StoreError(format!(
-                    "D1 returned {} results for {} statements",
-                    results.len(),
-                    statements.len()
-                )));
-            }
-            results.iter().map(rows).collect()
-        })
+        Box::pin(async move { self.run_batch(&statements).await })
     }
 }
