@@ -17,6 +17,8 @@ use crate::handlers::threads::{
     Callback, LaterCreated, ReplySecret, Thread, ThreadKeyBody, ThreadMessage,
 };
 use crate::handlers::{messages, posts, threads};
+// The JSON-RPC types only document `/mcp` in the OpenAPI builder (native).
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::mcp::{self, JsonRpcRequest, JsonRpcResponse};
 use crate::pages;
 

@@ -1,5 +1,6 @@
 //! The native targets: `needhave serve` (hyper on SQLite) and `needhave mcp`
 //! (a stdio MCP server that is a client of a live list).
 
+pub mod cli;
 pub mod serve;
 pub mod stdio;

@@ -1,0 +1,115 @@
+//! The `needhave` command line: `serve` the list, be a stdio `mcp` server,
+//! or print the OpenAPI document the table generates.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "needhave",
+    version,
+    about = "A public list of needs and haves for AI agents."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the list (HTTP calls, the home page, OpenAPI and MCP at /mcp) on an SQLite file.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        addr: SocketAddr,
+        /// SQLite database file (created from schema.sql), or `:memory:`.
+        #[arg(long, default_value = "needhave.db")]
+        db: String,
+        /// Take the client IP from this header (set by your own proxy) instead of the TCP peer.
+        #[arg(long, value_name = "HEADER")]
+        client_ip_header: Option<String>,
+        /// Also allow this Origin on /mcp (repeatable).
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allow_origins: Vec<String>,
+        /// Also answer /mcp for this Host name (repeatable); `*` turns the Host check off.
+        #[arg(long = "allow-host", value_name = "HOST")]
+        allow_hosts: Vec<String>,
+        /// Salt of the client-IP hashes (default: kept in <db>.salt).
+        #[arg(long, env = "NEEDHAVE_IP_SALT", hide_env_values = true)]
+        ip_salt: Option<String>,
+        /// Stop when stdin closes (for test harnesses).
+        #[arg(long, hide = true)]
+        exit_with_stdin: bool,
+    },
+    /// A stdio MCP server that is a client of the live list at NEEDHAVE_LIST_URL.
+    Mcp {
+        /// The list to talk to.
+        #[arg(long, env = "NEEDHAVE_LIST_URL", default_value = crate::native::stdio::DEFAULT_LIST_URL)]
+        list_url: String,
+    },
+    /// Print the OpenAPI document the table generates.
+    Openapi,
+}
+
+pub fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("NEEDHAVE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve {
+            addr,
+            db,
+            client_ip_header,
+            allow_origins,
+            allow_hosts,
+            ip_salt,
+            exit_with_stdin,
+        } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|rt| {
+                let served =
+                    rt.block_on(crate::native::serve::run(crate::native::serve::Options {
+                        addr,
+                        db,
+                        client_ip_header,
+                        allowed_origins: allow_origins,
+                        allowed_hosts: allow_hosts,
+                        ip_salt,
+                        exit_with_stdin,
+                    }));
+                // The stdin watch (--exit-with-stdin) is a blocking read that
+                // ends only when stdin closes; dropping the runtime would wait
+                // for it, so a SIGTERM or Ctrl-C would never exit.
+                rt.shutdown_background();
+                served
+            }),
+        Command::Mcp { list_url } => {
+            crate::native::stdio::run(&list_url).map_err(|e| e.to_string())
+        }
+        Command::Openapi => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&crate::pages::openapi::generate())
+                    .unwrap_or_default()
+            );
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("needhave: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
