@@ -106,7 +106,9 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
         }
         "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
-        _ => Err("usage: needhave-bench all|faults|hello|seed (see the top of bench/src/main.rs)".into()),
+        _ => Err(
+            "usage: needhave-bench all|faults|hello|seed (see the top of bench/src/main.rs)".into(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -541,18 +543,57 @@ async fn all(args: &Args) -> Result<(), String> {
     // Worker size: the other engineer's script, when it is there.
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("worker-size.sh");
     if script.exists() {
+        eprintln!("== worker size (bench/worker-size.sh)");
         let out = std::process::Command::new("bash").arg(&script).output();
-        let text = out
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_else(|e| e.to_string());
-        t.row(
-            "worker size: wasm raw / gzip (bench/worker-size.sh)",
-            text.replace('\n', "; "),
-            "".into(),
-            "".into(),
-            "",
-            None,
-        );
+        match out {
+            Ok(o) if o.status.success() => {
+                let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                let ratio = text
+                    .lines()
+                    .find(|l| l.contains("yardstick:"))
+                    .unwrap_or("?")
+                    .to_string();
+                let ours = text
+                    .lines()
+                    .find(|l| l.starts_with("needhave"))
+                    .map(|l| l.split_whitespace().rev().take(2).collect::<Vec<_>>())
+                    .map(|v| format!("{} B raw, {} B gzip", v[1], v[0]))
+                    .unwrap_or_default();
+                t.row(
+                    "worker size: wasm (bench/worker-size.sh)",
+                    ours,
+                    "workers-rs + D1 baseline".into(),
+                    ratio,
+                    "",
+                    None,
+                );
+                log += &format!("bench/worker-size.sh:\n{text}");
+            }
+            Ok(o) => {
+                t.row(
+                    "worker size: wasm raw / gzip",
+                    "not built (bench/worker-size.sh failed)".into(),
+                    "".into(),
+                    "".into(),
+                    "",
+                    None,
+                );
+                log += &format!(
+                    "bench/worker-size.sh failed:\n{}",
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+            Err(e) => {
+                t.row(
+                    "worker size: wasm raw / gzip",
+                    format!("not built ({e})"),
+                    "".into(),
+                    "".into(),
+                    "",
+                    None,
+                );
+            }
+        }
     } else {
         t.row(
             "worker size: wasm raw / gzip",

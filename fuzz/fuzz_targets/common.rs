@@ -131,7 +131,14 @@ impl World {
     /// no stored hash or IP hash ever appears.
     pub fn check_secrets(&self, req: &Request, resp: &Response) {
         let asked = format!("{} {}", req.path, String::from_utf8_lossy(&req.body));
-        let body = String::from_utf8_lossy(&resp.body);
+        // Notes and texts are what clients wrote, and a client may publish
+        // anything in them, secrets too: that is no leak. Everything else
+        // in the answer is the list's own. (A tool result's JSON text is
+        // parsed and searched like the rest.)
+        let body = match serde_json::from_slice::<Value>(&resp.body) {
+            Ok(v) => without_user_text(v).to_string(),
+            Err(_) => String::from_utf8_lossy(&resp.body).into_owned(),
+        };
         let carried = |s: &str| asked.contains(s);
         for (name, secret, allowed) in [
             ("post secret", &self.post_secret, carried(&self.post_secret)),
@@ -167,6 +174,29 @@ impl World {
         ] {
             assert!(!body.contains(&hidden), "a stored hash leaked: {body}");
         }
+    }
+}
+
+/// The answer with the clients' own words (`note`, `text`) left out.
+fn without_user_text(v: Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter_map(|(k, v)| match (k.as_str(), v) {
+                    ("note" | "text", Value::String(s)) => {
+                        match serde_json::from_str::<Value>(&s) {
+                            Ok(inner @ (Value::Object(_) | Value::Array(_))) => {
+                                Some((k, without_user_text(inner)))
+                            }
+                            _ => None,
+                        }
+                    }
+                    (_, v) => Some((k, without_user_text(v))),
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(without_user_text).collect()),
+        other => other,
     }
 }
 
