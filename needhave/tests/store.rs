@@ -10,7 +10,7 @@ use needhave::http::{Request, Response};
 use needhave::platform::BoxFuture;
 use needhave::routes::ROUTES;
 use needhave::store::sqlite::SqliteStore;
-use needhave::store::{Row, Statement, Store, StoreError, StoreResult, Value};
+use needhave::store::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
 use needhave::{Config, Ctx};
 use serde_json::{json, Value as Json};
 
@@ -29,6 +29,10 @@ impl Store for Recording {
             .unwrap()
             .extend(statements.iter().cloned());
         self.inner.batch(statements)
+    }
+
+    fn memo(&self) -> Option<&Memo> {
+        self.inner.memo()
     }
 }
 
@@ -367,6 +371,45 @@ async fn limits_count_the_last_sixty_minutes() {
     // 59 minutes later the first ten of `now` still count.
     assert_eq!(create(now + 59 * minute, 11).await, 429);
     assert_eq!(create(now + 61 * minute, 12).await, 201);
+}
+
+/// The public list is kept serialized between reads; a new post must show
+/// at once, and a read with nothing new must not rebuild it.
+#[tokio::test]
+async fn the_kept_list_follows_every_new_post() {
+    let list = List::new();
+    let (_, empty) = list.call("GET", "/posts", None).await;
+    assert_eq!(empty, json!({"posts": []}));
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let (_, p) = list
+            .call(
+                "POST",
+                "/posts",
+                Some(json!({"kind": "have", "note": format!("kept {i}")})),
+            )
+            .await;
+        ids.push(p["id"].clone());
+        let (_, l) = list.call("GET", "/posts", None).await;
+        let got: Vec<Json> = l["posts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].clone())
+            .collect();
+        let want: Vec<Json> = ids.iter().rev().cloned().collect();
+        assert_eq!(got, want);
+    }
+    // Unchanged: the statement returns one row, and the answer is the same.
+    let before = list.store.statements.lock().unwrap().len();
+    let (_, again) = list.call("GET", "/posts", None).await;
+    assert_eq!(again["posts"].as_array().unwrap().len(), 3);
+    assert_eq!(list.store.statements.lock().unwrap().len(), before + 1);
+    let kept = list.store.inner.memo().unwrap().get("posts").unwrap();
+    assert_eq!(
+        serde_json::from_str::<Json>(kept.1.get()).unwrap(),
+        again["posts"]
+    );
 }
 
 struct Failing;

@@ -16,7 +16,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::types::D1Database as D1Sys;
 use worker::D1Database;
 
-use super::{Row, Statement, Store, StoreError, StoreResult, Value};
+use super::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
 
 pub struct D1Store {
@@ -98,7 +98,14 @@ impl D1Store {
     }
 }
 
+/// The Worker binds one database (`DB`), so one memo per isolate serves it.
+static MEMO: Memo = Memo::new();
+
 impl Store for D1Store {
+    fn memo(&self) -> Option<&Memo> {
+        Some(&MEMO)
+    }
+
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
         Box::pin(async move { self.run_batch(&statements).await })
     }

@@ -12,7 +12,9 @@ pub mod d1;
 pub mod sqlite;
 
 use std::fmt;
+use std::sync::Mutex;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 
 use crate::platform::{BoxFuture, MaybeSend};
@@ -100,6 +102,54 @@ pub trait Store: MaybeSend {
     /// Runs the statements in order, in one transaction, in one round trip,
     /// and returns each one's rows (a write's rows are its `RETURNING`).
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>>;
+
+    /// Results this store's handlers may keep between calls, or `None`.
+    fn memo(&self) -> Option<&Memo> {
+        None
+    }
+}
+
+/// Serialized results kept under a version, one per key, for one database.
+///
+/// The list is insert-only, so a result can be tied to a version the store
+/// reports cheaply (the public list to `max(rowid)` of `posts`): a handler
+/// asks for rows only when the version moved, in the same single statement,
+/// and otherwise answers from here. It never serves anything staler than
+/// that statement saw.
+pub struct Memo {
+    entries: Mutex<Vec<(&'static str, i64, Box<RawValue>)>>,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Memo {
+    pub const fn new() -> Self {
+        Memo {
+            entries: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<(i64, Box<RawValue>)> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, v, json)| (*v, json.clone()))
+    }
+
+    /// Keeps `json` unless a newer version is already kept (requests race).
+    pub fn put(&self, key: &'static str, version: i64, json: Box<RawValue>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        match entries.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(entry) if entry.1 <= version => *entry = (key, version, json),
+            Some(_) => {}
+            None => entries.push((key, version, json)),
+        }
+    }
 }
 
 /// D1's single-statement calls, all one round trip through `batch`.

@@ -14,7 +14,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 use serde_json::Value as Json;
 
-use super::{Row, Statement, Store, StoreError, StoreResult, Value};
+use super::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
 
 /// The one schema, shared with D1.
@@ -25,6 +25,7 @@ pub struct SqliteStore {
     /// Empty for `:memory:`, where every connection would be its own database.
     readers: Mutex<Vec<Connection>>,
     path: Option<String>,
+    memo: Memo,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -49,6 +50,7 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             path: (!memory).then(|| path.to_string()),
+            memo: Memo::new(),
         })
     }
 
@@ -143,7 +145,10 @@ fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
                 ValueRef::Null => Json::Null,
                 ValueRef::Integer(n) => Json::from(n),
                 ValueRef::Real(f) => Json::from(f),
-                ValueRef::Text(t) => Json::from(String::from_utf8_lossy(t).into_owned()),
+                ValueRef::Text(t) => Json::from(match std::str::from_utf8(t) {
+                    Ok(s) => s.to_string(),
+                    Err(_) => String::from_utf8_lossy(t).into_owned(),
+                }),
                 ValueRef::Blob(b) => Json::from(hex::encode(b)),
             };
             map.insert(name.clone(), v);
@@ -157,5 +162,9 @@ impl Store for SqliteStore {
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
         let result = self.run_batch(&statements);
         Box::pin(async move { result })
+    }
+
+    fn memo(&self) -> Option<&Memo> {
+        Some(&self.memo)
     }
 }
