@@ -35,23 +35,97 @@ pub fn sha256_hex(text: &str) -> String {
 /// whole /64 and could otherwise walk the per-IP limits through it. IPv4
 /// (also when mapped into IPv6) counts per address.
 pub fn ip_hash(salt: &str, ip: &str) -> String {
-    let key = match ip.trim().parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => {
-                let mut seg = v6.segments();
-                seg[4..].fill(0);
-                format!("{}/64", std::net::Ipv6Addr::from(seg))
-            }
-        },
-        Ok(v4) => v4.to_string(),
-        Err(_) => ip.trim().to_string(),
-    };
     let mut h = Sha256::new();
     h.update(salt.as_bytes());
     h.update([0u8]);
-    h.update(key.as_bytes());
+    h.update(ip_key(ip.trim()).as_bytes());
     hex::encode(h.finalize())
+}
+
+/// What an IP is counted by: an IPv6 address's /64 as `std::net` prints it
+/// (`2001:db8:1:2::/64`), a v4-mapped one as its IPv4, anything else (an
+/// IPv4, which the parser takes only in its one spelling) as it is.
+///
+/// By hand rather than through `std::net`, whose parser and printer cost
+/// the Worker about 5 KB; the tests hold it to `std::net` on every input.
+fn ip_key(ip: &str) -> String {
+    let Some(g) = parse_ipv6(ip) else {
+        return ip.to_string();
+    };
+    if g[..5] == [0; 5] && g[5] == 0xffff {
+        let [a, b] = g[6].to_be_bytes();
+        let [c, d] = g[7].to_be_bytes();
+        return format!("{a}.{b}.{c}.{d}");
+    }
+    // The last four groups are zero, and that run is the longest (RFC 5952
+    // compresses the first of equal runs, and any zero run before it joins
+    // it): the groups before it, then `::`.
+    let kept = g[..4].iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
+    let head: Vec<String> = g[..kept].iter().map(|x| format!("{x:x}")).collect();
+    format!("{}::/64", head.join(":"))
+}
+
+/// The eight groups of an IPv6 address, with the grammar of
+/// `std::net::Ipv6Addr`'s parser: groups of 1 to 4 hex digits, at most one
+/// `::` standing for at least one zero group, and optionally an IPv4 as the
+/// last two groups.
+fn parse_ipv6(s: &str) -> Option<[u16; 8]> {
+    fn groups(part: &str, out: &mut Vec<u16>) -> Option<()> {
+        if part.is_empty() {
+            return Some(());
+        }
+        let items: Vec<&str> = part.split(':').collect();
+        for (i, item) in items.iter().enumerate() {
+            if item.contains('.') && i + 1 == items.len() {
+                let v4 = parse_ipv4(item)?;
+                out.push(u16::from_be_bytes([v4[0], v4[1]]));
+                out.push(u16::from_be_bytes([v4[2], v4[3]]));
+            } else {
+                let hex =
+                    (1..=4).contains(&item.len()) && item.bytes().all(|b| b.is_ascii_hexdigit());
+                out.push(u16::from_str_radix(item, 16).ok().filter(|_| hex)?);
+            }
+        }
+        Some(())
+    }
+    let mut head = Vec::new();
+    let mut tail = Vec::new();
+    match s.split_once("::") {
+        Some((h, t)) => {
+            groups(h, &mut head)?;
+            groups(t, &mut tail)?;
+            // An IPv4 only ends the address; `::` stands for one group or more.
+            let v4_in_head = h.contains('.');
+            if v4_in_head || t.contains("::") || head.len() + tail.len() > 7 {
+                return None;
+            }
+        }
+        None => {
+            groups(s, &mut head)?;
+            if head.len() != 8 {
+                return None;
+            }
+        }
+    }
+    let mut out = [0u16; 8];
+    out[..head.len()].copy_from_slice(&head);
+    out[8 - tail.len()..].copy_from_slice(&tail);
+    Some(out)
+}
+
+/// A dotted IPv4 as `std::net::Ipv4Addr` reads it: four decimal numbers up
+/// to 255, without leading zeros.
+fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
+    let mut out = [0u8; 4];
+    let mut parts = s.split('.');
+    for slot in &mut out {
+        let p = parts.next()?;
+        let ok = (1..=3).contains(&p.len())
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && !(p.len() > 1 && p.starts_with('0'));
+        *slot = p.parse().ok().filter(|_| ok)?;
+    }
+    parts.next().is_none().then_some(out)
 }
 
 #[cfg(test)]
@@ -87,5 +161,57 @@ mod tests {
         assert_ne!(h("2001:db8:1:2::1"), h("2001:db8:1:3::1"));
         assert_eq!(h("::ffff:192.0.2.1"), h("192.0.2.1"));
         assert_ne!(h("::ffff:192.0.2.1"), h("192.0.2.2"));
+    }
+
+    /// The key as `std::net` made it before `ip_key` was written by hand.
+    fn std_key(ip: &str) -> String {
+        match ip.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+                Some(v4) => v4.to_string(),
+                None => {
+                    let mut seg = v6.segments();
+                    seg[4..].fill(0);
+                    format!("{}/64", std::net::Ipv6Addr::from(seg))
+                }
+            },
+            Ok(v4) => v4.to_string(),
+            Err(_) => ip.to_string(),
+        }
+    }
+
+    #[test]
+    fn ip_key_is_std_nets() {
+        let listed = "
+            :: : ::: ::1 1:: 1:2:3:4:5:6:7:8 1:2:3:4:5:6:7:: ::2:3:4:5:6:7:8
+            1:2:3:4:5:6:7:8:: ::1:2:3:4:5:6:7:8 1:2:3:4:5:6:7 0:0:0:0:1:: 0:0:0:1::
+            0:0:: a:0:b:: 0:a:: ABCD:EF01::1 12345:: 1::2::3 1:::2 1::2: :1::2
+            ::ffff:1.2.3.4 ::ffff:102:304 ::1.2.3.4 1:2:3:4:5:6:1.2.3.4
+            1:2:3:4:5:1.2.3.4 1:2:3:4:5:6:7:1.2.3.4 ::1.2.3.4:5 1.2.3.4:: 1.2.3.4
+            01.2.3.4 1.2.3.256 1.2.3 1.2.3.4.5 ::ffff:1.2.3.04 fe80::1%eth0
+            2001:db8::/64 +1:: ::+1 1:2:3:4::5:6:7 1:2:3:4::5:6:7:8
+            2001:db8:1:2:aaaa::1 0000:0000::0000 ::ffff:0:0 0:0:0:0:0:ffff::
+            ::ffff:1.2.3.4.5 ::ffff:1..2.3 é::1 1:2:3:4:5:6:7:8:9";
+        let mut cases: Vec<String> = listed.split_whitespace().map(String::from).collect();
+        cases.push(String::new());
+        // And many random strings over the grammar's characters.
+        let alphabet = b"0123456789abcdefABF:.:::.";
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..200_000 {
+            let mut s = String::new();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 24) as usize;
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push(alphabet[(seed % alphabet.len() as u64) as usize] as char);
+            }
+            cases.push(s);
+        }
+        for ip in &cases {
+            assert_eq!(ip_key(ip), std_key(ip), "{ip:?}");
+        }
     }
 }

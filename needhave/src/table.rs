@@ -76,8 +76,6 @@ pub struct Tool {
     pub description: &'static str,
     pub read_only: bool,
     pub idempotent: bool,
-    /// Deserializes the arguments into the tool's argument type.
-    pub check_args: fn(&serde_json::Value) -> Result<(), String>,
     pub branches: &'static [Branch],
 }
 

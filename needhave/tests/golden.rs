@@ -1,7 +1,8 @@
 //! The checked-in documents are what the table generates.
 //!
-//! `openapi.json` and `tool-schemas.json` are served from the checked-in
-//! files on every target (the Worker links no schema library). When the
+//! `openapi.json` (for people; `openapi.min.json` is the same document
+//! without whitespace, as served) and `tool-schemas.json` are served from
+//! the checked-in files on every target (the Worker links no schema library). When the
 //! table or a type changes, these tests fail until the files are rewritten:
 //!
 //!     UPDATE_GOLDEN=1 cargo test -p needhave --test golden
@@ -11,8 +12,12 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 fn check(file: &str, generated: Value) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
     let text = serde_json::to_string_pretty(&generated).unwrap() + "\n";
+    check_text(file, text);
+}
+
+fn check_text(file: &str, text: String) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &text).unwrap();
         return;
@@ -29,6 +34,9 @@ fn check(file: &str, generated: Value) {
 #[test]
 fn openapi_document_is_current() {
     check("openapi.json", needhave::pages::openapi::generate());
+    // The same document without whitespace, which is what is served.
+    let compact = serde_json::to_string(&needhave::pages::openapi::generate()).unwrap();
+    check_text("openapi.min.json", compact);
 }
 
 #[test]

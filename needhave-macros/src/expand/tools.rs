@@ -16,25 +16,20 @@ pub fn expand(table: &Table) -> TokenStream {
     for tool in &table.tools {
         let name = tool.name.to_string();
         let args = format_ident!("{}", tool.name);
-        let check = format_ident!("check_{}", tool.name);
         let fields = tool.fields.iter().map(|f| {
             let attrs = &f.attrs;
             let n = &f.name;
             let ty = &f.ty;
             quote!(#(#attrs)* pub #n: #ty)
         });
+        // Native only, for schemars: the calls' arguments are checked against
+        // the schema checked in from these (`mcp::tools::check_args`), which
+        // keeps a serde deserializer per tool out of the Worker.
         structs.push(quote! {
             #[allow(non_camel_case_types, dead_code)]
-            #[derive(::serde::Deserialize)]
-            #[cfg_attr(not(target_arch = "wasm32"), derive(::schemars::JsonSchema))]
-            #[serde(deny_unknown_fields)]
+            #[derive(::schemars::JsonSchema)]
+            #[schemars(deny_unknown_fields)]
             pub struct #args { #(#fields,)* }
-
-            pub fn #check(v: &::serde_json::Value) -> ::core::result::Result<(), ::std::string::String> {
-                <#args as ::serde::Deserialize>::deserialize(v)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
         });
         schemas.push(quote!((#name, ::schemars::schema_for!(tool_args::#args))));
 
@@ -81,14 +76,14 @@ pub fn expand(table: &Table) -> TokenStream {
                 description: #doc,
                 read_only: #read_only,
                 idempotent: #idempotent,
-                check_args: tool_args::#check,
                 branches: &[#(#branches),*],
             }
         });
     }
     quote! {
-        /// Each tool's arguments as a type: serde checks a call's arguments
-        /// against it, schemars turns it into the tool's input schema.
+        /// Each tool's arguments as a type, which schemars turns into the
+        /// tool's input schema. Native only, like the OpenAPI builder.
+        #[cfg(not(target_arch = "wasm32"))]
         pub mod tool_args {
             #[allow(unused_imports)]
             use super::*;

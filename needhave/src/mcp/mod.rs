@@ -63,7 +63,7 @@ impl tools::Exec for InProcess<'_> {
         Box::pin(async move {
             let mut req = Request::new(method, path);
             if let Some(b) = body {
-                req.body = b.to_string().into_bytes();
+                req.body = serde_json::to_vec(&b).unwrap_or_default();
             }
             // Boxed: the dispatcher is what called this endpoint.
             let dispatch: BoxFuture<'_, Response> =

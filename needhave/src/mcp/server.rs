@@ -139,16 +139,15 @@ async fn call<E: Exec + ?Sized>(params: &Value, exec: &E) -> Result<Value, (i64,
         .and_then(Value::as_str)
         .ok_or((-32602, "Invalid params: `name` is required".to_string()))?;
     let tool = tools::find(name).ok_or((-32602, format!("Unknown tool: {name}")))?;
+    let empty = Map::new();
     let args = match params.get("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(v @ Value::Object(_)) => v.clone(),
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(args)) => args,
         Some(_) => return Err((-32602, "Invalid params: `arguments` is an object".into())),
     };
-    (tool.check_args)(&args).map_err(|e| (-32602, format!("Invalid params for {name}: {e}")))?;
-    let Value::Object(args) = args else {
-        unreachable!("checked to be an object above")
-    };
-    Ok(match tools::run(tool, &args, exec).await {
+    tools::check_args(tool, args)
+        .map_err(|e| (-32602, format!("Invalid params for {name}: {e}")))?;
+    Ok(match tools::run(tool, args, exec).await {
         Ok((status, body)) => tools::result(status, body),
         Err(cause) => tools::failure(&cause),
     })

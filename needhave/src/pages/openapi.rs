@@ -8,8 +8,10 @@
 use crate::http::{Request, Response};
 use crate::Ctx;
 
-/// The checked-in document, as served.
-pub const DOCUMENT: &str = include_str!("../../openapi.json");
+/// The checked-in document, as served: `openapi.min.json`, the golden
+/// test's compact copy of `openapi.json` (which is for people to read);
+/// 20 KB less data in the Worker.
+pub const DOCUMENT: &str = include_str!("../../openapi.min.json");
 
 pub async fn document(_req: &Request, _ctx: &Ctx) -> Response {
     Response::new(200, crate::http::JSON, DOCUMENT.as_bytes().to_vec())
