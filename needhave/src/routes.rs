@@ -19,7 +19,7 @@ use crate::handlers::threads::{
 use crate::handlers::{messages, posts, threads};
 // The JSON-RPC types only document `/mcp` in the OpenAPI builder (native).
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
-use crate::mcp::{self, JsonRpcRequest, JsonRpcResponse};
+use crate::mcp::{self, JsonRpcPayload, JsonRpcReply, JsonRpcResponse};
 use crate::pages;
 
 needhave_macros::routes! {
@@ -66,7 +66,7 @@ needhave_macros::routes! {
         400 [bad_request, empty_note, huge_note], 404 [not_found];
 
     /// MCP over stateless Streamable HTTP: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`.
-    POST "/mcp" (JsonRpcRequest) => mcp::endpoint raw -> 200 JsonRpcResponse, 202 empty,
+    POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,
         400 JsonRpcResponse, 403 JsonRpcResponse;
 
     /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.

@@ -47,6 +47,24 @@ pub struct JsonRpcResponse {
     pub error: Option<Value>,
 }
 
+/// What `POST /mcp` takes: one message, or a batch of at most 20.
+#[derive(Deserialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum JsonRpcPayload {
+    One(JsonRpcRequest),
+    Batch(Vec<JsonRpcRequest>),
+}
+
+/// What `POST /mcp` answers with 200: one response, or a batch's responses.
+#[derive(Serialize)]
+#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum JsonRpcReply {
+    One(JsonRpcResponse),
+    Batch(Vec<JsonRpcResponse>),
+}
+
 /// Tool plans call routes through the dispatcher, in process: the same
 /// handlers, limits and client IP as the HTTP calls, and no network hop.
 struct InProcess<'a> {
