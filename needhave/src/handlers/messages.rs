@@ -155,11 +155,10 @@ pub async fn waiting(ctx: &Ctx, id: Id, body: PostSecret) -> Result<Waiting, Api
                 "SELECT p.secret_hash = ?2 AS ok, f.id AS id, f.text AS text \
                  FROM posts p LEFT JOIN messages f ON f.post_id = p.id AND f.role = 'first' \
                  AND NOT EXISTS (SELECT 1 FROM messages a WHERE a.parent_id = f.id AND a.role = 'accept') \
-                 WHERE p.id = ?1 ORDER BY f.created_at, f.rowid LIMIT ?3",
+                 WHERE p.id = ?1 ORDER BY f.created_at, f.rowid LIMIT 20",
             )
             .bind(id.as_str())
-            .bind(sha256_hex(&body.secret))
-            .bind(rules::WAITING_CAP),
+            .bind(sha256_hex(&body.secret)),
         )
         .await?;
     let first = rows.first().ok_or(ApiError(Code::NotFound))?;

@@ -146,11 +146,10 @@ pub async fn list(ctx: &Ctx) -> Result<PostList, ApiError> {
                 "SELECT t.top AS top, l.id AS id, l.kind AS kind, l.note AS note \
                  FROM (SELECT max(rowid) AS top FROM posts) t \
                  LEFT JOIN (SELECT id, kind, note, created_at, rowid AS r FROM posts \
-                 WHERE (SELECT max(rowid) FROM posts) IS NOT ?2 \
-                 ORDER BY created_at DESC, rowid DESC LIMIT ?1) l \
+                 WHERE (SELECT max(rowid) FROM posts) IS NOT ?1 \
+                 ORDER BY created_at DESC, rowid DESC LIMIT 100) l \
                  ORDER BY l.created_at DESC, l.r DESC",
             )
-            .bind(rules::LIST_SIZE)
             .bind(known),
         )
         .await?;

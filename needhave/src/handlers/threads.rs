@@ -96,11 +96,10 @@ pub async fn read(ctx: &Ctx, body: ThreadKeyBody) -> Result<Thread, ApiError> {
                  UNION ALL \
                  SELECT * FROM (SELECT 1, post_id, id, text, created_at, rowid FROM messages \
                  WHERE role = 'later' AND thread_key_hash = ?1 \
-                 ORDER BY created_at DESC, rowid DESC LIMIT ?2) \
+                 ORDER BY created_at DESC, rowid DESC LIMIT 100) \
                  ORDER BY part, t, r",
             )
-            .bind(sha256_hex(&body.thread_key))
-            .bind(rules::THREAD_SIZE),
+            .bind(sha256_hex(&body.thread_key)),
         )
         .await?;
     let post_id = rows

@@ -117,10 +117,17 @@ fn in_transaction(
     begin: &str,
     statements: &[Statement],
 ) -> StoreResult<Vec<Vec<Row>>> {
-    conn.execute_batch(begin)?;
+    // One statement that only reads is atomic on its own; and the
+    // transaction statements are cached rather than parsed on every call.
+    if begin == "BEGIN" && statements.len() == 1 {
+        return Ok(vec![run_one(conn, &statements[0])?]);
+    }
+    conn.prepare_cached(begin)?.execute([])?;
     let result = statements.iter().map(|s| run_one(conn, s)).collect();
     match &result {
-        Ok(_) => conn.execute_batch("COMMIT")?,
+        Ok(_) => {
+            conn.prepare_cached("COMMIT")?.execute([])?;
+        }
         Err(_) => {
             let _ = conn.execute_batch("ROLLBACK");
         }
