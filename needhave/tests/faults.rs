@@ -8,9 +8,10 @@
 //! The long forms (60 s mixed load, a longer crash) are `bench/run`'s and
 //! `.ci/faults`'.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::net::{Ipv4Addr, SocketAddr};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -278,31 +279,11 @@ struct Serve {
 
 impl Serve {
     fn start(db: &str) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-            .args([
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-                db,
-                "--exit-with-stdin",
-            ])
-            .env("NEEDHAVE_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn needhave serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("first line");
-        let addr = line
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let (child, url) = common::spawn_serve("127.0.0.1:0", db, &[]);
+        let addr = url
+            .trim_start_matches("http://")
+            .parse()
+            .unwrap_or_else(|_| panic!("no address in {url:?}"));
         Serve { child, addr }
     }
 }

@@ -4,6 +4,8 @@
 //! real pipes against a `needhave serve` on an ephemeral port, and against
 //! lists that are down, hang or answer garbage.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -36,31 +38,7 @@ struct Serve {
 
 impl Serve {
     fn spawn(addr: &str, extra: &[&str]) -> Serve {
-        let mut child = Command::new(BIN)
-            .args([
-                "serve",
-                "--addr",
-                addr,
-                "--db",
-                ":memory:",
-                "--exit-with-stdin",
-            ])
-            .args(extra)
-            .env("NEEDHAVE_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn needhave serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
+        let (child, url) = common::spawn_serve(addr, ":memory:", extra);
         let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         Serve {

@@ -33,32 +33,7 @@ impl Server {
     /// Spawns `needhave serve` with extra arguments; it exits when this
     /// process does (its stdin closes).
     pub fn spawn(extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-            .args([
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-                ":memory:",
-                "--exit-with-stdin",
-            ])
-            .args(extra)
-            .env("NEEDHAVE_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn needhave serve");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("first line");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
+        let (child, url) = spawn_serve("127.0.0.1:0", ":memory:", extra);
         let mut s = Server::at(&url);
         s.child = Some(Mutex::new(child));
         s
@@ -86,6 +61,30 @@ impl Server {
     pub fn is_remote(&self) -> bool {
         self.child.is_none()
     }
+}
+
+/// Spawns `needhave serve` on `addr` with database `db`; it exits when this
+/// process does (its stdin closes). Returns the child and the URL it prints.
+pub fn spawn_serve(addr: &str, db: &str, extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args(["serve", "--addr", addr, "--db", db, "--exit-with-stdin"])
+        .args(extra)
+        .env("NEEDHAVE_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn needhave serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("first line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_string();
+    (child, url)
 }
 
 /// The list under test for this binary.
