@@ -2,7 +2,7 @@
 //! call, no table scans, no secrets or raw IPs at rest, the hour window, and
 //! a failing store answered as a clean 500.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -39,6 +39,8 @@ impl Store for Recording {
 struct List {
     store: Arc<Recording>,
     config: Arc<Config>,
+    /// The client IP of `call`.
+    ip: Mutex<&'static str>,
 }
 
 impl List {
@@ -53,6 +55,7 @@ impl List {
                 ip_salt: "test-salt".into(),
                 ..Config::default()
             }),
+            ip: Mutex::new("10.0.0.1"),
         }
     }
 
@@ -79,8 +82,9 @@ impl List {
     }
 
     async fn call(&self, method: &str, path: &str, body: Option<Json>) -> (u16, Json) {
+        let ip = *self.ip.lock().unwrap();
         let r = self
-            .call_at("10.0.0.1", needhave::platform::now_ms(), method, path, body)
+            .call_at(ip, needhave::platform::now_ms(), method, path, body)
             .await;
         (
             r.status,
@@ -300,6 +304,126 @@ async fn no_statement_scans_a_table() {
         }
     });
     assert!(scans.is_empty(), "full table scans:\n{}", scans.join("\n"));
+}
+
+/// Adds `n` old posts, each with one waiting first reply, straight into
+/// the database.
+fn seed(list: &List, from: usize, n: usize) {
+    let old = needhave::platform::now_ms() - 3 * 3_600_000;
+    list.store.inner.with_connection(|conn| {
+        let tx = conn.unchecked_transaction().unwrap();
+        for i in from..from + n {
+            tx.execute(
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+                 VALUES (?1, 'have', ?2, 'x', 'seed', ?3)",
+                rusqlite::params![format!("{i:032x}"), format!("seeded {i}"), old + i as i64],
+            )
+            .unwrap();
+            tx.execute(
+                "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at) \
+                 VALUES (?1, ?2, 'first', 'hi', 'x', 'seed', ?3)",
+                rusqlite::params![
+                    format!("{:016x}{i:016x}", 1),
+                    format!("{i:032x}"),
+                    old + i as i64
+                ],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    });
+}
+
+/// Runs every route (and the list twice more: changed, then unchanged) and
+/// returns the SQLite VM steps each statement took.
+async fn steps(list: &List, tag: &str) -> BTreeMap<&'static str, i32> {
+    let sqls = || -> BTreeSet<&'static str> {
+        list.store
+            .statements
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| s.sql)
+            .collect()
+    };
+    let reset = |sqls: BTreeSet<&'static str>| {
+        list.store.inner.with_connection(|conn| {
+            sqls.into_iter()
+                .map(|sql| {
+                    let stmt = conn.prepare_cached(sql).unwrap();
+                    (sql, stmt.reset_status(rusqlite::StatementStatus::VmStep))
+                })
+                .collect::<BTreeMap<_, _>>()
+        })
+    };
+    reset(sqls());
+    let f = flow(list, tag).await;
+    for route in ROUTES {
+        let (path, body, _) = sample(&format!("{} {}", route.method, route.path), &f);
+        list.call(route.method, &path, body).await;
+    }
+    list.call(
+        "POST",
+        "/posts",
+        Some(json!({"kind": "need", "note": format!("steps {tag}")})),
+    )
+    .await;
+    for _ in 0..2 {
+        let (status, l) = list.call("GET", "/posts", None).await;
+        assert_eq!(
+            (status, l["posts"].as_array().map(Vec::len)),
+            (200, Some(100))
+        );
+    }
+    reset(sqls())
+}
+
+/// The work of every statement is bounded by what it answers, not by the
+/// list's length: run every route on a list of 150 posts and of 3,150, and
+/// compare SQLite's own count of the VM steps each statement took. (A query
+/// plan can look fine and still walk a whole index: the public list once
+/// checked its kept version row by row.) Also no statement is re-prepared
+/// between calls, nor pushed out of the statement cache.
+#[tokio::test]
+async fn no_call_does_more_work_on_a_longer_list() {
+    let list = List::new();
+    seed(&list, 0, 150);
+    *list.ip.lock().unwrap() = "10.0.1.1";
+    let short = steps(&list, "short").await;
+    seed(&list, 150, 3_000);
+    *list.ip.lock().unwrap() = "10.0.2.1";
+    let long = steps(&list, "long").await;
+    assert!(short.len() >= 12, "saw {} statements", short.len());
+    assert!(
+        short.len() + 3 <= needhave::store::sqlite::STATEMENT_CACHE,
+        "{} statements (and BEGIN, BEGIN IMMEDIATE, COMMIT) do not fit the statement cache",
+        short.len()
+    );
+    let mut grew = Vec::new();
+    for (sql, &a) in &short {
+        let b = long.get(sql).copied().unwrap_or(0);
+        if std::env::var_os("SHOW_STEPS").is_some() {
+            eprintln!("{a:>6} {b:>6}  {sql}");
+        }
+        if a == 0 {
+            grew.push(format!("not measured (evicted from the cache?): {sql}"));
+        }
+        if b > a + a / 2 + 200 {
+            grew.push(format!("{a} -> {b} steps: {sql}"));
+        }
+    }
+    assert!(
+        grew.is_empty(),
+        "work grows with the list:\n{}",
+        grew.join("\n")
+    );
+    list.store.inner.with_connection(|conn| {
+        for sql in short.keys() {
+            let stmt = conn.prepare_cached(sql).unwrap();
+            let n = stmt.get_status(rusqlite::StatementStatus::RePrepare);
+            assert_eq!(n, 0, "re-prepared {n} times: {sql}");
+        }
+    });
 }
 
 #[tokio::test]

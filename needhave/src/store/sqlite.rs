@@ -17,6 +17,10 @@ use serde_json::Value as Json;
 use super::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
 
+/// Prepared statements kept per connection; the tests check that every
+/// statement the list runs fits.
+pub const STATEMENT_CACHE: usize = 64;
+
 /// The one schema, shared with D1.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
 
@@ -98,6 +102,10 @@ impl SqliteStore {
 
 fn configure(conn: &Connection, file: bool) -> StoreResult<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // Every statement the list runs stays prepared: rusqlite keeps 16 by
+    // default, fewer than the list's statements, and an evicted one is
+    // parsed and planned again on its next call.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     if file {
         // WAL + NORMAL: a commit survives the process being killed (the
         // WAL is in the OS's hands); readers never block the writer.
