@@ -85,7 +85,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
                  (SELECT count(*) FROM posts WHERE ip_hash = ?2 AND created_at > ?3) AS recent",
             )
             .bind(note)
-            .bind(&ctx.ip_hash)
+            .bind(ctx.ip_hash())
             .bind(since),
             prepare(
                 "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
@@ -98,7 +98,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
             .bind(kind.as_str())
             .bind(note)
             .bind(sha256_hex(&secret))
-            .bind(&ctx.ip_hash)
+            .bind(ctx.ip_hash())
             .bind(ctx.now_ms)
             .bind(since)
             .bind(rules::CREATES_PER_HOUR),

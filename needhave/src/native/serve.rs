@@ -6,10 +6,12 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -232,15 +234,20 @@ async fn serve_one(
             request.body = collected.to_bytes().to_vec();
             let ip = client_ip(&request, peer, state.client_ip_header.as_deref());
             let ctx = Ctx::new(state.store.clone(), state.config.clone(), &ip);
-            let method = request.method.clone();
             // A handler panic must not take the connection, or the server,
-            // with it: it runs in its own task and becomes a 500.
-            let task = tokio::spawn(async move { crate::handle(&request, &ctx).await });
-            match task.await {
+            // with it: it is caught where it unwinds and becomes a 500. (A
+            // task of its own per request did the same at the cost of a
+            // spawn and a cross-thread wake-up on every call.) The store's
+            // locks recover from poisoning, so nothing the panic interrupted
+            // is left half-held.
+            match AssertUnwindSafe(crate::handle(&request, &ctx))
+                .catch_unwind()
+                .await
+            {
                 Ok(r) => r,
                 Err(_) => {
                     let mut r = Response::error(Code::Internal);
-                    crate::finish(&Request::new(&method, "/"), &mut r);
+                    crate::finish(&request, &mut r);
                     r
                 }
             }
