@@ -10,13 +10,26 @@ use serde_json::json;
 use crate::client::{Conn, Error, Ips};
 use crate::seed;
 
-pub const OPS: [&str; 5] = ["list", "create", "first reply", "waiting", "thread read"];
+/// The list twice: after a create (read and kept again), then unchanged
+/// (answered from the kept copy).
+pub const OPS: [&str; 6] = [
+    "list, changed",
+    "list, unchanged",
+    "create",
+    "first reply",
+    "waiting",
+    "thread read",
+];
+
+/// Ops that write, and so need a client IP of their own now and then.
+const CREATE: usize = 2;
+const REPLY: usize = 3;
 
 pub struct Side {
     #[allow(dead_code)]
     pub posts: u64,
     /// Per op, microseconds of each sample.
-    pub samples: [Vec<u64>; 5],
+    pub samples: [Vec<u64>; 6],
     pub failures: Vec<String>,
 }
 
@@ -51,20 +64,20 @@ impl Client {
         Self::conn(self.server, &self.ips, &mut self.create, 10).await?;
         Self::conn(self.server, &self.ips, &mut self.reply, 20).await?;
         let (method, path, body, want) = match op {
-            0 => ("GET", "/posts".to_string(), None, 200),
-            1 => (
+            0 | 1 => ("GET", "/posts".to_string(), None, 200),
+            CREATE => (
                 "POST",
                 "/posts".to_string(),
                 Some(json!({"kind": "have", "note": format!("scale {run} {n} {k}")})),
                 201,
             ),
-            2 => (
+            REPLY => (
                 "POST",
                 format!("/posts/{}/messages", seed::post_id(seed::quiet_post(k, n))),
                 Some(json!({"text": format!("scale reply {k}")})),
                 201,
             ),
-            3 => {
+            4 => {
                 let i = seed::waiting_post(k, n);
                 (
                     "POST",
@@ -81,16 +94,16 @@ impl Client {
             ),
         };
         let conn = match op {
-            1 => &mut self.create.as_mut().expect("connected").0,
-            2 => &mut self.reply.as_mut().expect("connected").0,
+            CREATE => &mut self.create.as_mut().expect("connected").0,
+            REPLY => &mut self.reply.as_mut().expect("connected").0,
             _ => self.read.as_mut().expect("connected"),
         };
         let started = Instant::now();
         let (status, value) = conn.json(method, &path, body.as_ref()).await?;
         let micros = started.elapsed().as_micros() as u64;
         match op {
-            1 => self.create.as_mut().expect("connected").1 += 1,
-            2 => self.reply.as_mut().expect("connected").1 += 1,
+            CREATE => self.create.as_mut().expect("connected").1 += 1,
+            REPLY => self.reply.as_mut().expect("connected").1 += 1,
             _ => {}
         }
         if status != want {
