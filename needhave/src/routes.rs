@@ -12,12 +12,15 @@
 use crate::handlers::messages::{
     Accept, FirstCreated, FirstReply, NoMessages, PostSecret, ThreadKey, Waiting,
 };
-use crate::handlers::posts::{CreatePost, PostCreated, PostList, PostView};
+use crate::handlers::posts::{CreatePost, PostCreated, PostView};
 use crate::handlers::threads::{
     Callback, LaterCreated, ReplySecret, Thread, ThreadKeyBody, ThreadMessage,
 };
 use crate::handlers::{messages, posts, threads};
-// The JSON-RPC types only document `/mcp` in the OpenAPI builder (native).
+// The answer types of raw routes (the public list, `/mcp`) only document
+// them in the OpenAPI builder (native).
+#[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
+use crate::handlers::posts::PostList;
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::mcp::{self, JsonRpcPayload, JsonRpcReply, JsonRpcResponse};
 use crate::pages;
@@ -30,7 +33,7 @@ needhave_macros::routes! {
     GET "/openapi.json" => pages::openapi::document raw -> 200 serde_json::Value;
 
     /// The public list: the 100 newest posts, newest first. No secrets, no messages.
-    GET "/posts" => posts::list -> 200 PostList;
+    GET "/posts" => posts::list raw -> 200 PostList;
 
     /// Create a need or a have. The post secret is in this answer only: keep it.
     POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,

@@ -531,7 +531,7 @@ async fn the_kept_list_follows_every_new_post() {
     assert_eq!(list.store.statements.lock().unwrap().len(), before + 1);
     let kept = list.store.inner.memo().unwrap().get("posts").unwrap();
     assert_eq!(
-        serde_json::from_str::<Json>(kept.1.get()).unwrap(),
+        serde_json::from_str::<Json>(&kept.1).unwrap(),
         again["posts"]
     );
 }

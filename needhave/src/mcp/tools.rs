@@ -35,8 +35,13 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 fn schemas() -> &'static Map<String, Value> {
     static PARSED: OnceLock<Map<String, Value>> = OnceLock::new();
     // From bytes, like every other JSON the list reads: `from_str` would
-    // link a second copy of serde_json's parser into the Worker.
-    PARSED.get_or_init(|| serde_json::from_slice(SCHEMAS.as_bytes()).unwrap_or_default())
+    // link a second copy of serde_json's parser into the Worker. As a
+    // `Value`, since a typed read links serde_json's error messages (see
+    // `crate::http::from_value`).
+    PARSED.get_or_init(|| match serde_json::from_slice(SCHEMAS.as_bytes()) {
+        Ok(Value::Object(schemas)) => schemas,
+        _ => Map::new(),
+    })
 }
 
 /// Checks a call's arguments against the tool's input schema, the same

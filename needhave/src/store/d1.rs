@@ -9,7 +9,7 @@
 //! serde_json, which the list links anyway: converting each value through
 //! serde-wasm-bindgen would cost the Worker's size more than it saves time.
 
-use serde::Deserialize;
+use serde_json::Value as Json;
 use worker::js_sys::{Array, JSON};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
@@ -53,15 +53,29 @@ fn js(v: &Value) -> JsValue {
     }
 }
 
-/// One statement's part of D1's batch answer.
-#[derive(Deserialize)]
-struct D1Result {
-    #[serde(default)]
-    success: Option<bool>,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    results: Vec<Row>,
+/// One statement's part of D1's batch answer, `{success, error?, results}`,
+/// as its rows. Read from the parsed value by hand rather than through a
+/// serde-derived struct: see `crate::http::from_value` for why the Worker
+/// avoids serde_json's typed readers.
+fn statement_rows(result: Json) -> StoreResult<Vec<Row>> {
+    let Json::Object(mut result) = result else {
+        return Err(StoreError("D1 answer: a result is not an object".into()));
+    };
+    if result.get("success") == Some(&Json::Bool(false)) {
+        let error = result.get("error").and_then(Json::as_str);
+        return Err(StoreError(error.unwrap_or("D1 statement failed").into()));
+    }
+    match result.remove("results") {
+        None | Some(Json::Null) => Ok(Vec::new()),
+        Some(Json::Array(rows)) => rows
+            .into_iter()
+            .map(|row| match row {
+                Json::Object(row) => Ok(row),
+                _ => Err(StoreError("D1 answer: a row is not an object".into())),
+            })
+            .collect(),
+        Some(_) => Err(StoreError("D1 answer: results is not an array".into())),
+    }
 }
 
 impl D1Store {
@@ -77,8 +91,9 @@ impl D1Store {
         let promise = db.batch(prepared).map_err(js_error)?;
         let answer = JsFuture::from(promise).await.map_err(js_error)?;
         let text: String = JSON::stringify(&answer).map_err(js_error)?.into();
-        let results: Vec<D1Result> = serde_json::from_slice(text.as_bytes())
-            .map_err(|e| StoreError(format!("D1 answer: {e}")))?;
+        let Ok(Json::Array(results)) = serde_json::from_slice(text.as_bytes()) else {
+            return Err(StoreError("D1 answer: not a JSON array".into()));
+        };
         if results.len() != statements.len() {
             return Err(StoreError(format!(
                 "D1 answered {} results for {} statements",
@@ -86,15 +101,7 @@ impl D1Store {
                 statements.len()
             )));
         }
-        results
-            .into_iter()
-            .map(|r| match (r.success, r.error) {
-                (Some(false), e) => Err(StoreError(
-                    e.unwrap_or_else(|| "D1 statement failed".into()),
-                )),
-                _ => Ok(r.results),
-            })
-            .collect()
+        results.into_iter().map(statement_rows).collect()
     }
 }
 

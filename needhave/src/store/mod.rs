@@ -12,9 +12,8 @@ pub mod d1;
 pub mod sqlite;
 
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 
 use crate::platform::{BoxFuture, MaybeSend};
@@ -109,7 +108,8 @@ pub trait Store: MaybeSend {
     }
 }
 
-/// Serialized results kept under a version, one per key, for one database.
+/// Serialized results (JSON text) kept under a version, one per key, for one
+/// database.
 ///
 /// The list is insert-only, so a result can be tied to a version the store
 /// reports cheaply (the public list to `max(rowid)` of `posts`): a handler
@@ -117,7 +117,7 @@ pub trait Store: MaybeSend {
 /// and otherwise answers from here. It never serves anything staler than
 /// that statement saw.
 pub struct Memo {
-    entries: Mutex<Vec<(&'static str, i64, Box<RawValue>)>>,
+    entries: Mutex<Vec<(&'static str, i64, Arc<str>)>>,
 }
 
 impl Default for Memo {
@@ -133,7 +133,7 @@ impl Memo {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<(i64, Box<RawValue>)> {
+    pub fn get(&self, key: &str) -> Option<(i64, Arc<str>)> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .iter()
@@ -142,7 +142,7 @@ impl Memo {
     }
 
     /// Keeps `json` unless a newer version is already kept (requests race).
-    pub fn put(&self, key: &'static str, version: i64, json: Box<RawValue>) {
+    pub fn put(&self, key: &'static str, version: i64, json: Arc<str>) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         match entries.iter_mut().find(|(k, _, _)| *k == key) {
             Some(entry) if entry.1 <= version => *entry = (key, version, json),
