@@ -21,6 +21,14 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "need" => Some(Kind::Need),
+            "have" => Some(Kind::Have),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Need => "need",
@@ -70,11 +78,11 @@ pub struct PostList {
 }
 
 pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError> {
-    let kind = match body.kind.as_deref() {
-        Some("need") => Kind::Need,
-        Some("have") => Kind::Have,
-        _ => return Err(Code::BadKind.into()),
-    };
+    let kind = body
+        .kind
+        .as_deref()
+        .and_then(Kind::parse)
+        .ok_or(ApiError(Code::BadKind))?;
     let note = rules::text(&body.note)?;
     let id = new_id();
     let secret = new_secret();
@@ -123,8 +131,13 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     .into())
 }
 
-fn view(row: crate::store::Row) -> Option<PostView> {
-    crate::http::from_value(&serde_json::Value::Object(row))
+/// A post row as its public view; `None` if the row is not one.
+fn view(row: &crate::store::Row) -> Option<PostView> {
+    Some(PostView {
+        id: row.str("id")?.to_string(),
+        kind: Kind::parse(row.str("kind")?)?,
+        note: row.str("note")?.to_string(),
+    })
 }
 
 /// The memo key of the public list.
@@ -176,7 +189,7 @@ async fn kept_list(ctx: &Ctx) -> Result<Arc<str>, ApiError> {
         }
     }
     let top = rows.first().and_then(|r| r.int("top"));
-    let views: Vec<PostView> = rows.into_iter().filter_map(view).collect();
+    let views: Vec<PostView> = rows.iter().filter_map(view).collect();
     let posts = serde_json::to_vec(&views)
         .ok()
         .and_then(|json| String::from_utf8(json).ok())
@@ -193,5 +206,5 @@ pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {
         .store
         .first(prepare("SELECT id, kind, note FROM posts WHERE id = ?1").bind(id.as_str()))
         .await?;
-    row.and_then(view).ok_or(Code::NotFound.into())
+    row.as_ref().and_then(view).ok_or(Code::NotFound.into())
 }
