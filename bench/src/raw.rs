@@ -1,11 +1,12 @@
 //! The write baseline: the rows the create-post + first-reply flow writes,
 //! inserted straight through rusqlite on one connection, one transaction
 //! per row (as each HTTP call is one transaction), with the server's
-//! durability settings (WAL, synchronous=NORMAL) and its schema and indexes.
+//! durability settings (WAL, synchronous=NORMAL), its VFS, and its schema
+//! and indexes.
 
 use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OpenFlags};
 
 use crate::client::random_hex;
 use needhave::secrets::sha256_hex;
@@ -15,7 +16,12 @@ pub fn run(path: &str, duration: Duration) -> Result<f64, String> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
-    let c = Connection::open(path).map_err(|e| e.to_string())?;
+    let c = Connection::open_with_flags_and_vfs(
+        path,
+        OpenFlags::default(),
+        needhave::store::sqlite::VFS,
+    )
+    .map_err(|e| e.to_string())?;
     c.pragma_update(None, "journal_mode", "WAL")
         .map_err(|e| e.to_string())?;
     c.pragma_update(None, "synchronous", "NORMAL")

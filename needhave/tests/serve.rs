@@ -1,6 +1,7 @@
 //! `needhave serve` as an operator sees it: the URL it prints, one log line
 //! per request that never holds a secret, key, note text or IP, a clean exit
-//! on Ctrl-C, and a database file that survives a restart.
+//! on Ctrl-C, a database file that survives a restart, and one server per
+//! file.
 
 mod common;
 
@@ -150,6 +151,39 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
     )
     .await;
     assert_eq!(r.json()["note"], note.as_str());
+
+    // One server per file: a second one on it fails to start, and says why.
+    let second = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        // Were it to start, it stops at once (stdin is closed): no hang.
+        .arg("--exit-with-stdin")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "a second server started: {err}");
+    assert!(
+        err.contains("one needhave serve per database"),
+        "unclear: {err}"
+    );
+    // …and the first one still answers.
+    let r = send_to(
+        &server,
+        fresh_ip(),
+        "GET",
+        &format!("/posts/{id}"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

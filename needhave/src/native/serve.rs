@@ -253,17 +253,19 @@ async fn serve_one(
             }
         }
     };
-    let route = ROUTES
-        .iter()
-        .find(|r| r.matches(parts.method.as_str(), parts.uri.path()))
-        .map_or("-", |r| r.path);
-    // Never the path itself (it may hold an id), a body, a secret or an IP.
-    tracing::info!(
-        method = %parts.method,
-        route,
-        status = response.status,
-        micros = started.elapsed().as_micros() as u64,
-    );
+    if tracing::enabled!(tracing::Level::INFO) {
+        let route = ROUTES
+            .iter()
+            .find(|r| r.matches(parts.method.as_str(), parts.uri.path()))
+            .map_or("-", |r| r.path);
+        // Never the path itself (it may hold an id), a body, a secret or an IP.
+        tracing::info!(
+            method = %parts.method,
+            route,
+            status = response.status,
+            micros = started.elapsed().as_micros() as u64,
+        );
+    }
     Ok(to_hyper(response))
 }
 
@@ -277,16 +279,25 @@ fn client_ip(req: &Request, peer: SocketAddr, header: Option<&str>) -> String {
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
-    let mut builder = hyper::Response::builder().status(resp.status);
-    for (name, value) in &resp.headers {
-        builder = builder.header(*name, value);
-    }
-    builder
-        .body(Full::new(Bytes::from(resp.body)))
-        .unwrap_or_else(|_| {
+    let mut out = hyper::Response::new(Full::new(Bytes::from(resp.body)));
+    let status = hyper::StatusCode::from_u16(resp.status);
+    let headers = resp.headers.into_iter().map(|(name, value)| {
+        Ok::<_, hyper::http::Error>((
+            hyper::header::HeaderName::from_bytes(name.as_bytes())?,
+            hyper::header::HeaderValue::try_from(value)?,
+        ))
+    });
+    match (status, headers.collect::<Result<Vec<_>, _>>()) {
+        (Ok(status), Ok(headers)) => {
+            *out.status_mut() = status;
+            out.headers_mut().extend(headers);
+            out
+        }
+        _ => {
             let mut r =
                 hyper::Response::new(Full::new(Bytes::from_static(b"{\"error\":\"internal\"}")));
             *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
             r
-        })
+        }
+    }
 }
