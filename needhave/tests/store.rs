@@ -309,8 +309,12 @@ async fn no_statement_scans_a_table() {
 /// Adds `n` old posts, each with one waiting first reply, straight into
 /// the database.
 fn seed(list: &List, from: usize, n: usize) {
+    seed_posts(&list.store.inner, from, n);
+}
+
+fn seed_posts(store: &SqliteStore, from: usize, n: usize) {
     let old = needhave::platform::now_ms() - 3 * 3_600_000;
-    list.store.inner.with_connection(|conn| {
+    store.with_connection(|conn| {
         let tx = conn.unchecked_transaction().unwrap();
         for i in from..from + n {
             tx.execute(
@@ -368,7 +372,13 @@ async fn steps(list: &List, tag: &str) -> BTreeMap<&'static str, i32> {
         Some(json!({"kind": "need", "note": format!("steps {tag}")})),
     )
     .await;
-    for _ in 0..2 {
+    // Changed; then, after a write elsewhere, asked and unchanged (what D1
+    // runs every time); then answered from the kept copy.
+    for write_first in [false, true, false] {
+        if write_first {
+            let body = json!({"thread_key": f.key, "text": "between lists"});
+            list.call("POST", "/threads/messages", Some(body)).await;
+        }
         let (status, l) = list.call("GET", "/posts", None).await;
         assert_eq!(
             (status, l["posts"].as_array().map(Vec::len)),
@@ -524,16 +534,68 @@ async fn the_kept_list_follows_every_new_post() {
         let want: Vec<Json> = ids.iter().rev().cloned().collect();
         assert_eq!(got, want);
     }
-    // Unchanged: the statement returns one row, and the answer is the same.
-    let before = list.store.statements.lock().unwrap().len();
+    // Unchanged since the store last wrote: answered from the kept copy,
+    // without a round trip.
+    let before = list.trips();
     let (_, again) = list.call("GET", "/posts", None).await;
     assert_eq!(again["posts"].as_array().unwrap().len(), 3);
-    assert_eq!(list.store.statements.lock().unwrap().len(), before + 1);
+    assert_eq!(list.trips(), before);
     let kept = list.store.inner.memo().unwrap().get("posts").unwrap();
     assert_eq!(
         serde_json::from_str::<Json>(&kept.1).unwrap(),
         again["posts"]
     );
+    // Any write, even one that leaves the list as it is, makes the next
+    // list ask the database (which answers "unchanged", no rows); the one
+    // after that needs no round trip again.
+    let (status, _) = list
+        .call(
+            "POST",
+            &format!("/posts/{}/messages", ids[0].as_str().unwrap()),
+            Some(json!({"text": "a write elsewhere"})),
+        )
+        .await;
+    assert_eq!(status, 201);
+    for expected in [1, 0] {
+        let before = list.trips();
+        let (_, l) = list.call("GET", "/posts", None).await;
+        assert_eq!(l, again);
+        assert_eq!(list.trips() - before, expected);
+    }
+}
+
+/// A store shared with other writers (as D1 is, by every isolate): its memo
+/// cannot vouch for anything, so every list asks, and follows what others
+/// wrote behind its back.
+#[tokio::test]
+async fn a_shared_store_checks_the_kept_list_every_time() {
+    struct Shared(Arc<SqliteStore>, Memo);
+    impl Store for Shared {
+        fn batch(&self, s: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
+            self.0.batch(s)
+        }
+        fn memo(&self) -> Option<&Memo> {
+            Some(&self.1)
+        }
+    }
+    let inner = Arc::new(SqliteStore::open(":memory:").unwrap());
+    let shared: Arc<dyn Store> = Arc::new(Shared(inner.clone(), Memo::new()));
+    let config = Arc::new(Config::default());
+    let get = || async {
+        let ctx = Ctx::new(shared.clone(), config.clone(), "10.0.9.1");
+        let r = needhave::handle(&Request::new("GET", "/posts"), &ctx).await;
+        serde_json::from_slice::<Json>(&r.body).unwrap()["posts"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(get().await, 0);
+    seed_posts(&inner, 0, 2);
+    assert_eq!(get().await, 2);
+    assert_eq!(get().await, 2);
+    // Another writer adds a post; the kept list must not hide it.
+    seed_posts(&inner, 2, 1);
+    assert_eq!(get().await, 3);
 }
 
 struct Failing;

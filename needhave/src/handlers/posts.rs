@@ -157,7 +157,8 @@ const LIST_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, id, kind, 
      FROM posts ORDER BY created_at DESC, rowid DESC \
      LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IS ?1 THEN 0 ELSE 100 END";
 
-/// The public list: one round trip; from the kept copy while it is current.
+/// The public list: at most one round trip; from the kept copy while it is
+/// current.
 ///
 /// A raw route: the answer is `{"posts": …}` around the kept JSON text,
 /// written as bytes. (Serializing a kept text inside a typed answer would
@@ -175,16 +176,25 @@ pub async fn list(_req: &Request, ctx: &Ctx) -> Response {
     }
 }
 
-/// The public list's posts as a JSON array, from the memo while current.
+/// The public list's posts as a JSON array, from the memo while current:
+/// without asking the store when it vouches nothing was written since
+/// (SQLite here), else after one statement that returns rows only when the
+/// list moved (D1, or after a write).
 async fn kept_list(ctx: &Ctx) -> Result<Arc<str>, ApiError> {
     let memo = ctx.store.memo();
+    if let Some(posts) = memo.and_then(|m| m.current(LIST)) {
+        return Ok(posts);
+    }
+    // Read before the statement: a write after this makes the next call ask.
+    let writes = memo.map_or(0, |m| m.writes());
     let kept = memo.and_then(|m| m.get(LIST));
     let known = kept.as_ref().map_or(-1, |(version, _)| *version);
     let rows = ctx.store.all(prepare(LIST_SQL).bind(known)).await?;
     // No rows: either the list is empty, or it is the kept version (a list
     // that has been kept has posts, and posts never go away).
     if rows.is_empty() {
-        if let Some((_, posts)) = kept {
+        if let (Some(m), Some((version, posts))) = (memo, kept) {
+            m.put(LIST, version, writes, posts.clone());
             return Ok(posts);
         }
     }
@@ -196,7 +206,7 @@ async fn kept_list(ctx: &Ctx) -> Result<Arc<str>, ApiError> {
         .ok_or(ApiError(Code::Internal))?;
     let posts: Arc<str> = posts.into();
     if let (Some(m), Some(top)) = (memo, top) {
-        m.put(LIST, top, posts.clone());
+        m.put(LIST, top, writes, posts.clone());
     }
     Ok(posts)
 }

@@ -12,6 +12,7 @@ pub mod d1;
 pub mod sqlite;
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value as Json};
@@ -116,8 +117,24 @@ pub trait Store: MaybeSend {
 /// asks for rows only when the version moved, in the same single statement,
 /// and otherwise answers from here. It never serves anything staler than
 /// that statement saw.
+///
+/// A store that is the only way its database changes (an SQLite file this
+/// process holds locked) also counts its writes: while the count has not
+/// moved since a result was checked, the result is current without asking
+/// the database at all. D1 is written by every isolate at once, so there the
+/// version is always checked.
 pub struct Memo {
-    entries: Mutex<Vec<(&'static str, i64, Arc<str>)>>,
+    entries: Mutex<Vec<Kept>>,
+    /// Writes through the owning store, where it is the only writer.
+    writes: Option<AtomicU64>,
+}
+
+struct Kept {
+    key: &'static str,
+    version: i64,
+    /// The store's write count when the version was last read.
+    writes: u64,
+    json: Arc<str>,
 }
 
 impl Default for Memo {
@@ -127,27 +144,68 @@ impl Default for Memo {
 }
 
 impl Memo {
+    /// For a database others write too: every use checks the version.
     pub const fn new() -> Self {
         Memo {
             entries: Mutex::new(Vec::new()),
+            writes: None,
         }
+    }
+
+    /// For a store every write goes through; it must call [`Memo::wrote`]
+    /// after each one.
+    pub const fn sole_writer() -> Self {
+        Memo {
+            entries: Mutex::new(Vec::new()),
+            writes: Some(AtomicU64::new(0)),
+        }
+    }
+
+    /// Counts a write, committed or not, once it has ended.
+    pub fn wrote(&self) {
+        if let Some(w) = &self.writes {
+            w.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The write count, read before asking the database (for `put`).
+    pub fn writes(&self) -> u64 {
+        self.writes.as_ref().map_or(0, |w| w.load(Ordering::SeqCst))
+    }
+
+    /// The kept result, if the store vouches nothing was written since its
+    /// version was read.
+    pub fn current(&self, key: &str) -> Option<Arc<str>> {
+        let now = self.writes.as_ref()?.load(Ordering::SeqCst);
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .iter()
+            .find(|e| e.key == key && e.writes == now)
+            .map(|e| e.json.clone())
     }
 
     pub fn get(&self, key: &str) -> Option<(i64, Arc<str>)> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .iter()
-            .find(|(k, _, _)| *k == key)
-            .map(|(_, v, json)| (*v, json.clone()))
+            .find(|e| e.key == key)
+            .map(|e| (e.version, e.json.clone()))
     }
 
-    /// Keeps `json` unless a newer version is already kept (requests race).
-    pub fn put(&self, key: &'static str, version: i64, json: Arc<str>) {
+    /// Keeps `json` as of `version`, read when the write count was `writes`,
+    /// unless something newer is already kept (requests race).
+    pub fn put(&self, key: &'static str, version: i64, writes: u64, json: Arc<str>) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        match entries.iter_mut().find(|(k, _, _)| *k == key) {
-            Some(entry) if entry.1 <= version => *entry = (key, version, json),
+        let new = Kept {
+            key,
+            version,
+            writes,
+            json,
+        };
+        match entries.iter_mut().find(|e| e.key == key) {
+            Some(e) if (e.version, e.writes) <= (version, writes) => *e = new,
             Some(_) => {}
-            None => entries.push((key, version, json)),
+            None => entries.push(new),
         }
     }
 }

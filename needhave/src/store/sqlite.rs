@@ -72,14 +72,19 @@ impl SqliteStore {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             path: (!memory).then(|| path.to_string()),
-            memo: Memo::new(),
+            // This process holds the file (see `VFS`), or the database is
+            // its own (`:memory:`): every write goes through here.
+            memo: Memo::sole_writer(),
         })
     }
 
     /// Direct access for tests and the benchmark seeder, never handlers.
     pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        f(&conn)
+        let out = f(&conn);
+        // It may have written.
+        self.memo.wrote();
+        out
     }
 
     fn reader(&self) -> StoreResult<Option<Connection>> {
@@ -111,11 +116,16 @@ impl SqliteStore {
             }
         }
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        in_transaction(
+        let out = in_transaction(
             &conn,
             if writes { "BEGIN IMMEDIATE" } else { "BEGIN" },
             statements,
-        )
+        );
+        if writes {
+            // After the commit (or rollback), before the caller hears of it.
+            self.memo.wrote();
+        }
+        out
     }
 }
 
