@@ -1,10 +1,11 @@
 //! The store interface handlers speak: shaped like D1 (prepare, bind, first,
 //! all, run, batch), implemented by D1 on the Worker and by SQLite natively.
 //!
-//! Every call of the list makes exactly one round trip: one statement, or
-//! one `batch`, which both backends run as a single transaction. That is why
-//! the trait's one required method is `batch`, and why the limits live in
-//! the SQL: a check and the write it guards always travel together.
+//! Every call of the list makes one round trip: one statement, or one
+//! `batch`, which both backends run as a single transaction. That is why the
+//! trait's one required method is `batch`, and why the limits live in the
+//! SQL: a check and the write it guards always travel together. (The one
+//! exception makes none: a public list the store's [`Memo`] can vouch for.)
 
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
