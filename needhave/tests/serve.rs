@@ -141,16 +141,9 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
 
     // The file keeps what was written, across a restart.
     let (mut child, server) = spawn();
-    let r = send_to(
-        &server,
-        fresh_ip(),
-        "GET",
-        &format!("/posts/{id}"),
-        None,
-        &[],
-    )
-    .await;
-    assert_eq!(r.json()["note"], note.as_str());
+    let path = format!("/posts/{id}");
+    let read = || send_to(&server, fresh_ip(), "GET", &path, None, &[]);
+    assert_eq!(read().await.json()["note"], note.as_str());
 
     // One server per file: a second one on it fails to start, and says why.
     let second = Command::new(env!("CARGO_BIN_EXE_needhave"))
@@ -173,16 +166,7 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
         "unclear: {err}"
     );
     // …and the first one still answers.
-    let r = send_to(
-        &server,
-        fresh_ip(),
-        "GET",
-        &format!("/posts/{id}"),
-        None,
-        &[],
-    )
-    .await;
-    assert_eq!(r.status, 200);
+    assert_eq!(read().await.status, 200);
 
     Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

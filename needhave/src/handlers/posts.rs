@@ -200,11 +200,9 @@ async fn kept_list(ctx: &Ctx) -> Result<Arc<str>, ApiError> {
     }
     let top = rows.first().and_then(|r| r.int("top"));
     let views: Vec<PostView> = rows.iter().filter_map(view).collect();
-    let posts = serde_json::to_vec(&views)
-        .ok()
-        .and_then(|json| String::from_utf8(json).ok())
-        .ok_or(ApiError(Code::Internal))?;
-    let posts: Arc<str> = posts.into();
+    let posts: Arc<str> = serde_json::to_string(&views)
+        .map_err(|_| ApiError(Code::Internal))?
+        .into();
     if let (Some(m), Some(top)) = (memo, top) {
         m.put(LIST, top, writes, posts.clone());
     }

@@ -118,8 +118,10 @@ pub fn list() -> Value {
 /// as text (some clients read only the text). An error answer (a list rule)
 /// is a result with `isError`, whose text names the code.
 pub fn result(status: u16, body: Value) -> Value {
+    // `to_string`, not `Value`'s `Display`, which would link a second copy
+    // of the serializer into the Worker.
     let mut r = json!({
-        "content": [{"type": "text", "text": text(&body)}],
+        "content": [{"type": "text", "text": serde_json::to_string(&body).unwrap_or_default()}],
         "isError": status >= 400,
     });
     // MCP allows only an object as structured content; every answer of the
@@ -128,15 +130,6 @@ pub fn result(status: u16, body: Value) -> Value {
         r["structuredContent"] = body;
     }
     r
-}
-
-/// Compact JSON text, through the same serializer as every response body
-/// (`Value`'s `Display` would link another copy of it).
-pub fn text(v: &Value) -> String {
-    serde_json::to_vec(v)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .unwrap_or_default()
 }
 
 /// The list could not be reached: a result with `isError` naming the cause.

@@ -61,12 +61,13 @@ impl SqliteStore {
             Connection::open_with_flags_and_vfs(path, OpenFlags::default(), VFS)?
         };
         configure(&writer, !memory)
-            .and_then(|()| Ok(writer.execute_batch(SCHEMA)?))
-            .map_err(|e| match e.0.contains("database is locked") {
-                true => StoreError(format!(
+            .and_then(|()| writer.execute_batch(SCHEMA))
+            .map_err(|e| match e.sqlite_error_code() {
+                // The file is held by another process (see `VFS`).
+                Some(rusqlite::ErrorCode::DatabaseBusy) => StoreError(format!(
                     "{e} (another process has the file open: one needhave serve per database)"
                 )),
-                false => e,
+                _ => e.into(),
             })?;
         Ok(SqliteStore {
             writer: Mutex::new(writer),
@@ -129,7 +130,7 @@ impl SqliteStore {
     }
 }
 
-fn configure(conn: &Connection, file: bool) -> StoreResult<()> {
+fn configure(conn: &Connection, file: bool) -> rusqlite::Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     // Every statement the list runs stays prepared: rusqlite keeps 16 by
     // default, fewer than the list's statements, and an evicted one is
