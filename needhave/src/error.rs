@@ -13,7 +13,10 @@ pub enum Code {
     BadKind,
     EmptyNote,
     HugeNote,
+    BadNote,
+    ContactDetails,
     BadSecret,
+    BadOrigin,
     NotFound,
     MethodNotAllowed,
     DuplicateNote,
@@ -22,6 +25,7 @@ pub enum Code {
     TooMany,
     RateLimited,
     Internal,
+    Unavailable,
 }
 
 impl Code {
@@ -30,7 +34,10 @@ impl Code {
         Code::BadKind,
         Code::EmptyNote,
         Code::HugeNote,
+        Code::BadNote,
+        Code::ContactDetails,
         Code::BadSecret,
+        Code::BadOrigin,
         Code::NotFound,
         Code::MethodNotAllowed,
         Code::DuplicateNote,
@@ -39,18 +46,25 @@ impl Code {
         Code::TooMany,
         Code::RateLimited,
         Code::Internal,
+        Code::Unavailable,
     ];
 
     pub const fn status(self) -> u16 {
         match self {
-            Code::BadRequest | Code::BadKind | Code::EmptyNote | Code::HugeNote => 400,
-            Code::BadSecret => 403,
+            Code::BadRequest
+            | Code::BadKind
+            | Code::EmptyNote
+            | Code::HugeNote
+            | Code::BadNote
+            | Code::ContactDetails => 400,
+            Code::BadSecret | Code::BadOrigin => 403,
             Code::NotFound => 404,
             Code::MethodNotAllowed => 405,
             Code::DuplicateNote | Code::AlreadyAccepted => 409,
             Code::TooLarge => 413,
             Code::TooMany | Code::RateLimited => 429,
             Code::Internal => 500,
+            Code::Unavailable => 503,
         }
     }
 
@@ -60,7 +74,10 @@ impl Code {
             Code::BadKind => "bad_kind",
             Code::EmptyNote => "empty_note",
             Code::HugeNote => "huge_note",
+            Code::BadNote => "bad_note",
+            Code::ContactDetails => "contact_details",
             Code::BadSecret => "bad_secret",
+            Code::BadOrigin => "bad_origin",
             Code::NotFound => "not_found",
             Code::MethodNotAllowed => "method_not_allowed",
             Code::DuplicateNote => "duplicate_note",
@@ -69,6 +86,7 @@ impl Code {
             Code::TooMany => "too_many",
             Code::RateLimited => "rate_limited",
             Code::Internal => "internal",
+            Code::Unavailable => "unavailable",
         }
     }
 }

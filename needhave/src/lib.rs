@@ -52,6 +52,9 @@ pub struct Ctx {
     /// Unix ms at the start of the request.
     pub now_ms: i64,
     pub config: Arc<Config>,
+    /// The table, handed down: pages and MCP read routes and tools here
+    /// rather than importing them back from `routes.rs`.
+    pub api: &'static table::Api,
     /// Held for this request only; nothing but its salted hash goes further.
     client_ip: String,
     ip_hash: OnceLock<String>,
@@ -63,6 +66,7 @@ impl Ctx {
             now_ms: platform::now_ms(),
             store,
             config,
+            api: &routes::API,
             client_ip: client_ip.to_string(),
             ip_hash: OnceLock::new(),
         }
@@ -83,7 +87,7 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     let mut resp = if req.body.len() > rules::MAX_BODY {
         Response::error(Code::TooLarge)
     } else {
-        routes::dispatch(req, ctx).await
+        (ctx.api.dispatch)(req, ctx).await
     };
     finish(req, &mut resp);
     resp

@@ -1,7 +1,34 @@
 //! What `routes!` generates is made of these types: the static description
-//! of every route (`ROUTES`) and every MCP tool (`TOOLS`).
+//! of every route (`ROUTES`) and every MCP tool (`TOOLS`), and [`Api`], the
+//! whole table as one value.
 
 use crate::error::Code;
+use crate::http::{Request, Response};
+use crate::platform::BoxFuture;
+use crate::Ctx;
+
+/// The whole table, handed down to whatever describes or re-enters the list
+/// (the pages, the documents, MCP) through [`Ctx::api`], as dropshot hands
+/// its API description to the OpenAPI endpoint. Nothing below `routes.rs`
+/// imports the table back, so there is no import circle, and a document is a
+/// pure function of an `Api` that a test may build by hand.
+pub struct Api {
+    pub routes: &'static [Route],
+    pub tools: &'static [Tool],
+    /// The generated dispatcher, boxed: MCP runs a tool's plan through it.
+    pub dispatch: for<'a> fn(&'a Request, &'a Ctx) -> BoxFuture<'a, Response>,
+}
+
+impl Api {
+    pub fn tool(&self, name: &str) -> Option<&'static Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The route a concrete request path is an instance of.
+    pub fn route(&self, method: &str, path: &str) -> Option<&'static Route> {
+        self.routes.iter().find(|r| r.matches(method, path))
+    }
+}
 
 #[derive(Debug)]
 pub struct Route {

@@ -425,7 +425,10 @@ async fn tools_list_is_the_table() {
     assert_eq!(names.iter().copied().collect::<BTreeSet<_>>(), want);
     assert_eq!(names.len(), 8);
     // The same document the library builds (and the stdio server serves).
-    assert_eq!(v["result"], needhave::mcp::tools::list());
+    assert_eq!(
+        v["result"],
+        needhave::mcp::tools::list(&needhave::routes::API)
+    );
 
     let read_only = ["list_posts", "read_post", "read_thread"];
     let idempotent = ["create_need", "create_have", "accept_reply"];

@@ -440,7 +440,10 @@ fn stdio_server_full_flow_against_needhave_serve() {
 
     // tools/list: the same table as POST /mcp.
     let r = m.rpc(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
-    assert_eq!(r["result"], needhave::mcp::tools::list());
+    assert_eq!(
+        r["result"],
+        needhave::mcp::tools::list(&needhave::routes::API)
+    );
     let (status, body) = list.post(
         &format!("127.0.0.1:{}", list.port()),
         &[],

@@ -20,6 +20,20 @@ pub fn expand(table: &Table) -> TokenStream {
         #dispatch
         #openapi
         #tools
+
+        /// The table as one value, handed down through `Ctx::api`.
+        pub static API: crate::table::Api = crate::table::Api {
+            routes: ROUTES,
+            tools: TOOLS,
+            dispatch: dispatch_boxed,
+        };
+
+        fn dispatch_boxed<'a>(
+            req: &'a crate::http::Request,
+            ctx: &'a crate::Ctx,
+        ) -> crate::platform::BoxFuture<'a, crate::http::Response> {
+            ::std::boxed::Box::pin(dispatch(req, ctx))
+        }
     }
 }
 

@@ -83,10 +83,9 @@ impl tools::Exec for InProcess<'_> {
             if let Some(b) = body {
                 req.body = serde_json::to_vec(&b).unwrap_or_default();
             }
-            // Boxed: the dispatcher is what called this endpoint.
-            let dispatch: BoxFuture<'_, Response> =
-                Box::pin(crate::routes::dispatch(&req, self.ctx));
-            let resp = dispatch.await;
+            // Handed down (and boxed): the dispatcher is what called this
+            // endpoint.
+            let resp = (self.ctx.api.dispatch)(&req, self.ctx).await;
             let value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
             Ok((resp.status, value))
         })
@@ -158,7 +157,7 @@ pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
             return rpc_error(400, -32600, "Unsupported MCP-Protocol-Version");
         }
     }
-    match server::handle_payload(&req.body, &InProcess { ctx }).await {
+    match server::handle_payload(ctx.api, &req.body, &InProcess { ctx }).await {
         server::Outcome::Reply(v) => Response::json(200, &v),
         server::Outcome::ParseError(v) => Response::json(400, &v),
         server::Outcome::Accepted => Response::empty(202),

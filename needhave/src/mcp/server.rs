@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::tools::{self, Exec};
 use super::PROTOCOL_VERSIONS;
+use crate::table::Api;
 
 /// More elements than this in one batch are refused as a whole.
 pub const MAX_BATCH: usize = 20;
@@ -28,7 +29,7 @@ fn error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
-pub async fn handle_payload<E: Exec + ?Sized>(payload: &[u8], exec: &E) -> Outcome {
+pub async fn handle_payload<E: Exec + ?Sized>(api: &Api, payload: &[u8], exec: &E) -> Outcome {
     let Ok(value) = serde_json::from_slice::<Value>(payload) else {
         return Outcome::ParseError(error(Value::Null, -32700, "Parse error"));
     };
@@ -48,7 +49,7 @@ pub async fn handle_payload<E: Exec + ?Sized>(payload: &[u8], exec: &E) -> Outco
             // caller's limits exactly as it would alone.
             let mut replies = Vec::new();
             for item in items {
-                if let Some(r) = handle_message(item, exec).await {
+                if let Some(r) = handle_message(api, item, exec).await {
                     replies.push(r);
                 }
             }
@@ -58,7 +59,7 @@ pub async fn handle_payload<E: Exec + ?Sized>(payload: &[u8], exec: &E) -> Outco
                 Outcome::Reply(Value::Array(replies))
             }
         }
-        other => match handle_message(other, exec).await {
+        other => match handle_message(api, other, exec).await {
             Some(r) => Outcome::Reply(r),
             None => Outcome::Accepted,
         },
@@ -67,7 +68,7 @@ pub async fn handle_payload<E: Exec + ?Sized>(payload: &[u8], exec: &E) -> Outco
 
 /// One JSON-RPC message; `None` for a notification (or a response the
 /// client sends back: this server asks nothing, so there is nothing to do).
-pub async fn handle_message<E: Exec + ?Sized>(msg: Value, exec: &E) -> Option<Value> {
+pub async fn handle_message<E: Exec + ?Sized>(api: &Api, msg: Value, exec: &E) -> Option<Value> {
     let Value::Object(obj) = msg else {
         return Some(error(Value::Null, -32600, "Invalid Request: not an object"));
     };
@@ -109,8 +110,8 @@ pub async fn handle_message<E: Exec + ?Sized>(msg: Value, exec: &E) -> Option<Va
     let result = match method {
         "initialize" => Ok(initialize(&params)),
         "ping" => Ok(json!({})),
-        "tools/list" => Ok(tools::list()),
-        "tools/call" => call(&params, exec).await,
+        "tools/list" => Ok(tools::list(api)),
+        "tools/call" => call(api, &params, exec).await,
         _ => Err((-32601, format!("Method not found: {method}"))),
     };
     Some(match result {
@@ -133,12 +134,18 @@ fn initialize(params: &Value) -> Value {
     })
 }
 
-async fn call<E: Exec + ?Sized>(params: &Value, exec: &E) -> Result<Value, (i64, String)> {
+async fn call<E: Exec + ?Sized>(
+    api: &Api,
+    params: &Value,
+    exec: &E,
+) -> Result<Value, (i64, String)> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
         .ok_or((-32602, "Invalid params: `name` is required".to_string()))?;
-    let tool = tools::find(name).ok_or((-32602, format!("Unknown tool: {name}")))?;
+    let tool = api
+        .tool(name)
+        .ok_or((-32602, format!("Unknown tool: {name}")))?;
     let empty = Map::new();
     let args = match params.get("arguments") {
         None | Some(Value::Null) => &empty,

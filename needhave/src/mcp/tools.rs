@@ -1,6 +1,6 @@
 //! The MCP tools: their listing and the runner of their plans.
 //!
-//! Everything about a tool comes from `TOOLS` in the table; input schemas
+//! Everything about a tool comes from the table's tools (`Api::tools`); input schemas
 //! come from the tools' argument types (schemars), tidied for MCP clients,
 //! checked in as `needhave/tool-schemas.json` and read from there on every
 //! target, like the OpenAPI document.
@@ -10,8 +10,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Map, Value};
 
 use crate::platform::{BoxFuture, MaybeSend};
-use crate::routes::TOOLS;
-use crate::table::{Source, Tool};
+use crate::table::{Api, Source, Tool};
 
 /// The checked-in input schemas, by tool name.
 pub const SCHEMAS: &str = include_str!("../../tool-schemas.json");
@@ -26,10 +25,6 @@ pub trait Exec: MaybeSend {
         path: &'a str,
         body: Option<Value>,
     ) -> BoxFuture<'a, Result<(u16, Value), String>>;
-}
-
-pub fn find(name: &str) -> Option<&'static Tool> {
-    TOOLS.iter().find(|t| t.name == name)
 }
 
 fn schemas() -> &'static Map<String, Value> {
@@ -86,8 +81,9 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
 }
 
 /// The `tools/list` result.
-pub fn list() -> Value {
-    let tools: Vec<Value> = TOOLS
+pub fn list(api: &Api) -> Value {
+    let tools: Vec<Value> = api
+        .tools
         .iter()
         .map(|t| {
             json!({

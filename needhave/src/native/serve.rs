@@ -22,7 +22,6 @@ use tokio::net::TcpListener;
 
 use crate::error::Code;
 use crate::http::{Request, Response};
-use crate::routes::ROUTES;
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 use crate::{rules, Config, Ctx};
@@ -254,9 +253,8 @@ async fn serve_one(
         }
     };
     if tracing::enabled!(tracing::Level::INFO) {
-        let route = ROUTES
-            .iter()
-            .find(|r| r.matches(parts.method.as_str(), parts.uri.path()))
+        let route = crate::routes::API
+            .route(parts.method.as_str(), parts.uri.path())
             .map_or("-", |r| r.path);
         // Never the path itself (it may hold an id), a body, a secret or an IP.
         tracing::info!(

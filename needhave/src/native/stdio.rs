@@ -127,7 +127,7 @@ pub fn run(base: &str) -> std::io::Result<()> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let reply = match runtime.block_on(handle_payload(&line, &exec)) {
+        let reply = match runtime.block_on(handle_payload(&crate::routes::API, &line, &exec)) {
             Outcome::Reply(v) | Outcome::ParseError(v) => v,
             Outcome::Accepted => continue,
         };

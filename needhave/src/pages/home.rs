@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use crate::http::{Request, Response};
-use crate::routes::ROUTES;
+use crate::table::Api;
 use crate::Ctx;
 
 /// The product statement, visible on the page exactly as written.
@@ -23,8 +23,9 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn render() -> String {
-    let calls: String = ROUTES
+pub fn render(api: &Api) -> String {
+    let calls: String = api
+        .routes
         .iter()
         .map(|r| {
             format!(
@@ -63,9 +64,9 @@ fn render() -> String {
     )
 }
 
-pub async fn page(_req: &Request, _ctx: &Ctx) -> Response {
+pub async fn page(_req: &Request, ctx: &Ctx) -> Response {
     static PAGE: OnceLock<String> = OnceLock::new();
-    let page = PAGE.get_or_init(render);
+    let page = PAGE.get_or_init(|| render(ctx.api));
     Response::new(200, "text/html; charset=utf-8", page.as_bytes().to_vec())
         .with_header("link", SERVICE_DESC)
         // The page runs nothing and loads nothing but its own inline style.

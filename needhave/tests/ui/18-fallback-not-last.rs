@@ -1,6 +1,6 @@
 //! A branch without `if` before another branch: the later one never runs.
 #![allow(unused)]
-use needhave::{error, http, pages, table, Ctx};
+use needhave::{error, http, pages, platform, table, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

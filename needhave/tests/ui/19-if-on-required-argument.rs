@@ -1,6 +1,6 @@
 //! `if x` on an argument that is always given.
 #![allow(unused)]
-use needhave::{error, http, pages, table, Ctx};
+use needhave::{error, http, pages, platform, table, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! Error codes are written as in the JSON, once per route.
 #![allow(unused)]
-use needhave::{error, http, pages, table, Ctx};
+use needhave::{error, http, pages, platform, table, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;
