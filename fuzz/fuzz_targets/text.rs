@@ -1,5 +1,6 @@
-//! Note and text validation on arbitrary Unicode: the pure rule, and the
-//! same text through `POST /posts`, a first reply and a thread message.
+//! Note and text validation on arbitrary Unicode: the pure rules (text,
+//! note, key), and the same text through `POST /posts`, a first reply and a
+//! thread message.
 #![no_main]
 
 #[path = "common.rs"]
@@ -8,6 +9,7 @@ mod common;
 use libfuzzer_sys::fuzz_target;
 use needhave::error::Code;
 use needhave::http::Request;
+use needhave::rules;
 use serde_json::{json, Value};
 
 fuzz_target!(|data: &[u8]| {
@@ -19,15 +21,41 @@ fuzz_target!(|data: &[u8]| {
     };
     let trimmed = raw.trim();
     let chars = trimmed.chars().count();
-    let rule = needhave::rules::text(raw);
+    let invisible = |c: char| c.is_whitespace() || rules::is_default_ignorable(c);
+    let unreadable = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+    let visible = !trimmed.chars().all(invisible);
+    let rule = rules::text(raw);
     match rule {
         Ok(t) => {
             assert_eq!(t, trimmed);
             assert!((1..=500).contains(&chars));
+            assert!(visible && !t.chars().any(unreadable));
         }
-        Err(Code::EmptyNote) => assert_eq!(chars, 0),
-        Err(Code::HugeNote) => assert!(chars > 500),
+        Err(Code::EmptyNote) => assert!(!visible),
+        Err(Code::HugeNote) => assert!(visible && chars > 500),
+        Err(Code::BadNote) => assert!(visible && chars <= 500 && trimmed.chars().any(unreadable)),
         Err(other) => panic!("text rule gave {other:?}"),
+    }
+    // A post's note: the text rule, then contact details; its key.
+    let note_rule = rules::note(raw);
+    match (&rule, &note_rule) {
+        (Ok(t), Ok(n)) => assert_eq!(*t, n.text),
+        (Ok(_), Err(Code::ContactDetails)) => {}
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        other => panic!("note rule disagrees with text rule: {other:?}"),
+    }
+    let key = rules::note_key(trimmed);
+    if let Ok(n) = &note_rule {
+        assert_eq!(n.key, key);
+    }
+    // Trimmed, single spaces, nothing invisible; and an invisible character
+    // or different trimming never makes a new key.
+    assert_eq!(key.trim(), key);
+    assert!(!key.contains("  ") && !key.chars().any(rules::is_default_ignorable));
+    if let Some(first) = trimmed.chars().next() {
+        let at = first.len_utf8();
+        let hidden = format!(" {}\u{200b}{}\u{feff} ", &trimmed[..at], &trimmed[at..]);
+        assert_eq!(rules::note_key(&hidden), key, "{hidden:?}");
     }
 
     let w = common::world();
@@ -47,7 +75,8 @@ fuzz_target!(|data: &[u8]| {
     };
     // A post: the stored and returned note is the trimmed one.
     let (status, v) = send("POST", "/posts", json!({"kind": "have", "note": raw}));
-    match want_error {
+    let note_error = note_rule.as_ref().err().map(|c| c.as_str());
+    match note_error {
         Some(code) => assert_eq!((status, v["error"].as_str()), (400, Some(code))),
         None if status == 201 => {
             assert_eq!(v["note"], trimmed);

@@ -1,5 +1,6 @@
 //! The little that differs between the native build and the Worker besides
-//! the store: the clock, logging, and whether futures must be `Send`.
+//! the store: the clock, logging, Unicode normalization, and whether futures
+//! must be `Send`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -32,6 +33,24 @@ pub fn now_ms() -> i64 {
     #[cfg(target_arch = "wasm32")]
     {
         worker::Date::now().as_millis() as i64
+    }
+}
+
+/// NFKC, then lower-cased: the part of the duplicate key (see
+/// `rules::key`) that takes Unicode's tables. Natively the
+/// `unicode-normalization` crate and the standard library's case mapping; on
+/// the Worker the JavaScript runtime's `normalize("NFKC")` and
+/// `toLowerCase()`, so that the wasm links no tables for them.
+pub fn nfkc_lowercase(s: &str) -> String {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use unicode_normalization::UnicodeNormalization;
+        s.nfkc().collect::<String>().to_lowercase()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let js = worker::js_sys::JsString::from(s);
+        String::from(js.normalize("NFKC").to_lower_case())
     }
 }
 

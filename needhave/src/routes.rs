@@ -37,14 +37,15 @@ needhave_macros::routes! {
 
     /// Create a need or a have. The post secret is in this answer only: keep it.
     POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,
-        400 [bad_request, bad_kind, empty_note, huge_note], 409 [duplicate_note], 429 [rate_limited];
+        400 [bad_request, bad_kind, empty_note, huge_note, bad_note, contact_details],
+        409 [duplicate_note], 429 [rate_limited];
 
     /// One public post. No secret, no messages.
     GET "/posts/:id" => posts::read -> 200 PostView, 404 [not_found];
 
     /// Answer a post with a first message. It stays hidden until the post's author accepts it; the reply secret is in this answer only.
     POST "/posts/:id/messages" (FirstReply) => messages::first -> 201 FirstCreated,
-        400 [bad_request, empty_note, huge_note], 404 [not_found], 429 [too_many, rate_limited];
+        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 429 [too_many, rate_limited];
 
     /// First messages are hidden from the public: always an empty list.
     GET "/posts/:id/messages" => messages::hidden -> 200 NoMessages, 404 [not_found];
@@ -66,7 +67,7 @@ needhave_macros::routes! {
 
     /// Write the next message in a thread.
     POST "/threads/messages" (ThreadMessage) => threads::write -> 201 LaterCreated,
-        400 [bad_request, empty_note, huge_note], 404 [not_found];
+        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found];
 
     /// MCP over stateless Streamable HTTP: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`.
     POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,
@@ -75,15 +76,15 @@ needhave_macros::routes! {
     /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.
     tool list_posts "List needs and haves" [read_only] {} => GET "/posts" {};
 
-    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list; one address may post 10 times an hour.
+    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list; one address may post 10 times an hour.
     tool create_need "Post a need" [idempotent] {
-        /// What you need, in 1 to 500 characters. Public.
+        /// What you need, in 1 to 500 characters. Public: no e-mail address or phone number.
         note: String,
     } => POST "/posts" { kind: "need", note };
 
-    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. Notes are 1 to 500 characters and must not already be on the list; one address may post 10 times an hour.
+    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list; one address may post 10 times an hour.
     tool create_have "Post a have" [idempotent] {
-        /// What you have, in 1 to 500 characters. Public.
+        /// What you have, in 1 to 500 characters. Public: no e-mail address or phone number.
         note: String,
     } => POST "/posts" { kind: "have", note };
 
@@ -124,7 +125,7 @@ needhave_macros::routes! {
        | POST "/messages/:id/thread" { id: message_id, secret }
          then if accepted POST "/threads" { thread_key: prev.thread_key };
 
-    /// Write the next message in a private thread, by its key: the post's author and the accepted respondent both hold it. Text is 1 to 500 characters. Returns the new message's id and the post id; read_thread shows the conversation.
+    /// Write the next message in a private thread, by its key: the post's author and the accepted respondent both hold it. Only the two of you read it, so this is where contact details may go. Text is 1 to 500 characters. Returns the new message's id and the post id; read_thread shows the conversation.
     tool write_thread_message "Write in a thread" {
         /// The thread key.
         thread_key: String,

@@ -40,6 +40,9 @@ scenarios![
     create_post_order_of_checks,
     text_length_and_trimming,
     duplicate_notes,
+    invisible_and_unreadable_texts,
+    contact_details_table,
+    contact_details_order,
     create_rate_limit,
     list_posts,
     read_post,
@@ -337,6 +340,130 @@ async fn duplicate_notes() {
         )
         .await;
     assert_eq!(r.status, 201);
+}
+
+/// Nothing visible is empty, a control character is unreadable: for notes,
+/// first replies and thread messages alike.
+async fn invisible_and_unreadable_texts() {
+    let p = create_post("need").await;
+    let a = reply(&p).await;
+    let key = accept(&p, &a).await;
+    let reply_path = format!("/posts/{}/messages", p.id);
+    let c = Client::new();
+    let send = |field: &'static str, text: String| {
+        let (path, body) = match field {
+            "note" => ("/posts".to_string(), json!({"kind": "need", "note": text})),
+            "reply" => (reply_path.clone(), json!({"text": text})),
+            _ => (
+                "/threads/messages".to_string(),
+                json!({"thread_key": key, "text": text}),
+            ),
+        };
+        async move { c.post(&path, body).await }
+    };
+    for field in ["note", "reply", "thread"] {
+        for blank in [
+            "\u{200b}",
+            " \u{feff}\u{2060} ",
+            "\u{180e}\u{200c}\u{200d}",
+            "\u{fe0f}\u{ad}\u{3164}",
+        ] {
+            send(field, blank.to_string())
+                .await
+                .expect_error(400, "empty_note");
+        }
+        for bad in [
+            "\u{1}",
+            "a\u{0}b",
+            "\u{1b}[2J",
+            "x\u{7f}",
+            "x\u{85}y",
+            "\u{9f}z",
+        ] {
+            send(field, format!("{bad} {}", fresh_note(field)))
+                .await
+                .expect_error(400, "bad_note");
+        }
+        // Tab, newline and carriage return are text; so is an invisible
+        // character beside visible ones.
+        let fine = format!("line\tone\r\nline two\u{200b} {}", fresh_note(field));
+        let r = send(field, fine.clone()).await;
+        assert_eq!(r.status, 201, "{field}: {}", r.text());
+        // Order: empty and huge before unreadable.
+        send(field, "\u{1}".repeat(501))
+            .await
+            .expect_error(400, "huge_note");
+    }
+}
+
+/// The committed table of notes that hold contact details and notes that
+/// only look like it (`tests/data/contact-notes.tsv`), through `POST /posts`.
+async fn contact_details_table() {
+    let rows = data_table("contact-notes.tsv");
+    let mut wrong = Vec::new();
+    for row in &rows {
+        let (expect, note) = (row[0].as_str(), row[1].as_str());
+        // A fresh tag keeps the passing notes new; it holds no digits a
+        // phone could take (it starts with a letter and follows a space).
+        let body = json!({"kind": "have", "note": format!("{note} z{}", &fresh_note("")[2..])});
+        let r = Client::new().post("/posts", body).await;
+        let ok = match expect {
+            "refuse" => (r.status, r.error()) == (400, "contact_details".to_string()),
+            _ => r.status == 201,
+        };
+        if !ok {
+            wrong.push(format!("{expect} {note:?}: {} {}", r.status, r.text()));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Contact details after the text rules and before duplicate and rate limit;
+/// a post's note only: replies and thread messages are private.
+async fn contact_details_order() {
+    let c = Client::new();
+    c.post(
+        "/posts",
+        json!({"kind": "need", "note": "bob@example.com \u{1}"}),
+    )
+    .await
+    .expect_error(400, "bad_note");
+    for _ in 0..10 {
+        let r = c
+            .post(
+                "/posts",
+                json!({"kind": "need", "note": fresh_note("fill")}),
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    c.post(
+        "/posts",
+        json!({"kind": "have", "note": format!("call (415) 555-0100 {}", fresh_note(""))}),
+    )
+    .await
+    .expect_error(400, "contact_details");
+    let p = create_post("have").await;
+    let a = Client::new()
+        .post(
+            &format!("/posts/{}/messages", p.id),
+            json!({"text": "write to bob@example.com or +1 415 555 0100"}),
+        )
+        .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let a = Reply {
+        id: a.json()["id"].as_str().unwrap().to_string(),
+        secret: a.json()["secret"].as_str().unwrap().to_string(),
+        text: String::new(),
+    };
+    let key = accept(&p, &a).await;
+    let r = Client::new()
+        .post(
+            "/threads/messages",
+            json!({"thread_key": key, "text": "mine is alice@example.org"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text());
 }
 
 async fn create_rate_limit() {

@@ -46,7 +46,8 @@ pub struct CreatePost {
     // (serde reads a missing `Option` field as `None`.)
     #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Kind", required))]
     pub kind: Option<String>,
-    /// The public note: 1 to 500 characters after trimming, unique on the list.
+    /// The public note: 1 to 500 characters after trimming, unique on the
+    /// list, with no e-mail address or phone number.
     pub note: String,
 }
 
@@ -83,7 +84,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         .as_deref()
         .and_then(Kind::parse)
         .ok_or(ApiError(Code::BadKind))?;
-    let note = rules::text(&body.note)?;
+    let note = rules::note(&body.note)?.text;
     let id = new_id();
     let secret = new_secret();
     let since = ctx.now_ms - rules::HOUR_MS;

@@ -462,3 +462,39 @@ impl Client {
         v["result"].clone()
     }
 }
+
+/// A committed test table (`tests/data/NAME`): its rows, tab-separated, with
+/// `#` comments and blank lines skipped and `\u{XXXX}`, `\t`, `\n`, `\\`
+/// unescaped in every field, so invisible characters stay readable there.
+pub fn data_table(name: &str) -> Vec<Vec<String>> {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.split('\t').map(unescape).collect())
+        .collect()
+}
+
+fn unescape(field: &str) -> String {
+    let mut out = String::new();
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('\\') => out.push('\\'),
+            Some('u') => {
+                let hex: String = chars.by_ref().skip(1).take_while(|&c| c != '}').collect();
+                let n = u32::from_str_radix(&hex, 16)
+                    .unwrap_or_else(|_| panic!("bad escape in {field:?}"));
+                out.push(char::from_u32(n).unwrap_or_else(|| panic!("bad escape in {field:?}")));
+            }
+            other => panic!("unknown escape \\{other:?} in {field:?}"),
+        }
+    }
+    out
+}
