@@ -13,6 +13,7 @@ pub mod error;
 pub mod handlers;
 pub mod http;
 pub mod mcp;
+pub mod origin;
 pub mod pages;
 pub mod platform;
 pub mod routes;
@@ -37,7 +38,8 @@ use crate::store::Store;
 pub struct Config {
     /// Salt of the client-IP hash kept for the per-IP limits.
     pub ip_salt: String,
-    /// Origins allowed on `POST /mcp` besides the serving host's own.
+    /// Browser origins allowed besides the serving host's own (`*`: all);
+    /// see `origin.rs`.
     pub allowed_origins: Vec<String>,
     /// Host names (without port) `POST /mcp` answers to; `None` answers any.
     /// A server bound to loopback sets the loopback names: DNS-rebinding
@@ -81,14 +83,20 @@ impl Ctx {
     }
 }
 
-/// Answers one request, whatever the target: the body limit, the
-/// dispatcher, and the headers every answer carries.
+/// Answers one request, whatever the target: the body limit, browsers'
+/// Origin and CORS, the dispatcher, and the headers every answer carries.
 pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
-    let mut resp = if req.body.len() > rules::MAX_BODY {
+    let raw = ctx.api.route(&req.method, &req.path).is_some_and(|r| r.raw);
+    let mut resp = if req.method == "OPTIONS" {
+        origin::preflight(req, &ctx.config)
+    } else if origin::refuses(req, &ctx.config, raw) {
+        Response::error(Code::BadOrigin)
+    } else if req.body.len() > rules::MAX_BODY {
         Response::error(Code::TooLarge)
     } else {
         (ctx.api.dispatch)(req, ctx).await
     };
+    origin::decorate(req, &ctx.config, &mut resp);
     finish(req, &mut resp);
     resp
 }

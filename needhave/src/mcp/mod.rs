@@ -99,56 +99,17 @@ fn rpc_error(status: u16, code: i64, message: &str) -> Response {
     )
 }
 
-/// Host name without the port (`[::1]:8787` → `[::1]`).
-fn host_name(host: &str) -> &str {
-    if host.starts_with('[') {
-        host.split(']')
-            .next()
-            .map_or(host, |h| &host[..h.len() + 1])
-    } else {
-        host.split(':').next().unwrap_or(host)
-    }
-}
-
-/// Whether the Host header names an allowed host: by name (`localhost`), or
-/// by name and port (`example.com:8443`) when the operator gave a port.
-fn host_allowed(host: &str, allowed: &[String]) -> bool {
-    let host = host.trim();
-    allowed
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(host_name(host)))
-}
-
-fn origin_allowed(req: &Request, ctx: &Ctx, origin: &str) -> bool {
-    let origin = origin.trim();
-    // Origins compare case-insensitively; an operator's trailing slash is
-    // forgiven.
-    if ctx
-        .config
-        .allowed_origins
-        .iter()
-        .any(|o| o.trim().trim_end_matches('/').eq_ignore_ascii_case(origin))
-    {
-        return true;
-    }
-    // The serving host's own origin, by its Host header.
-    let Some(host) = req.header("host") else {
-        return false;
-    };
-    origin.split_once("://").is_some_and(|(scheme, rest)| {
-        (scheme == "http" || scheme == "https") && rest.eq_ignore_ascii_case(host)
-    })
-}
-
 pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
     if let Some(allowed) = &ctx.config.allowed_hosts {
-        let ok = req.header("host").is_some_and(|h| host_allowed(h, allowed));
+        let ok = req
+            .header("host")
+            .is_some_and(|h| crate::origin::host_allowed(h, allowed));
         if !ok {
             return rpc_error(403, -32600, "Host not allowed");
         }
     }
     if let Some(origin) = req.header("origin") {
-        if !origin_allowed(req, ctx, origin) {
+        if !crate::origin::origin_allowed(req, &ctx.config, origin) {
             return rpc_error(403, -32600, "Origin not allowed");
         }
     }

@@ -1,0 +1,228 @@
+//! Browsers: which `Origin`s may call the list, and the CORS it speaks to
+//! them. Shared by the native server and the Worker through
+//! [`crate::handle`], and by `POST /mcp`, which answers its own refusal as
+//! JSON-RPC.
+//!
+//! Why refuse at all, when no call uses cookies: a cross-site `text/plain`
+//! POST needs no preflight, so without this check any web page could make
+//! its visitors' browsers post (and spend their per-IP limits). A request
+//! without `Origin` (agents, curl) is never a browser's cross-site call and
+//! is unaffected.
+//!
+//! Allowed: the serving host's own origin (by its `Host`), and the ones the
+//! operator names (`--allow-origin`, the Worker's `ALLOWED_ORIGINS`; `*`
+//! allows every origin). Public `GET`s answer `Access-Control-Allow-Origin:
+//! *` to anyone: the list is public data, and `*` never carries credentials.
+
+use crate::error::Code;
+use crate::http::{Request, Response};
+use crate::Config;
+
+/// Request headers a browser app may send: what MCP clients send over
+/// Streamable HTTP, and what the Worker's D1 sessions read.
+pub const ALLOW_HEADERS: &str = "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id, x-d1-bookmark";
+
+/// Response headers a browser app may read besides the safelisted ones.
+pub const EXPOSE_HEADERS: &str =
+    "mcp-session-id, mcp-protocol-version, x-d1-bookmark, link, allow, retry-after";
+
+pub const ALLOW_METHODS: &str = "GET, POST, OPTIONS";
+
+/// A day: browsers cap it lower (Chromium at two hours) and use their cap.
+pub const MAX_AGE: &str = "86400";
+
+/// Host name without the port (`[::1]:8787` → `[::1]`).
+pub fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        host.split(']')
+            .next()
+            .map_or(host, |h| &host[..h.len() + 1])
+    } else {
+        host.split(':').next().unwrap_or(host)
+    }
+}
+
+/// Whether the Host header names an allowed host: by name (`localhost`), or
+/// by name and port (`example.com:8443`) when the operator gave a port.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let host = host.trim();
+    allowed
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(host_name(host)))
+}
+
+/// Whether `origin` may call the list, as sent with `req`.
+pub fn origin_allowed(req: &Request, config: &Config, origin: &str) -> bool {
+    let origin = origin.trim();
+    // Origins compare case-insensitively; an operator's trailing slash is
+    // forgiven.
+    if config.allowed_origins.iter().any(|o| {
+        let o = o.trim().trim_end_matches('/');
+        o == "*" || o.eq_ignore_ascii_case(origin)
+    }) {
+        return true;
+    }
+    // The serving host's own origin, by its Host header.
+    let Some(host) = req.header("host") else {
+        return false;
+    };
+    origin.split_once("://").is_some_and(|(scheme, rest)| {
+        (scheme == "http" || scheme == "https") && rest.eq_ignore_ascii_case(host.trim())
+    })
+}
+
+/// The request's `Origin` when it is present and not allowed.
+fn foreign<'a>(req: &'a Request, config: &Config) -> Option<&'a str> {
+    req.header("origin")
+        .filter(|o| !origin_allowed(req, config, o))
+}
+
+/// The answer to `OPTIONS` on any path: a preflight for an allowed origin,
+/// `bad_origin` for another, and the methods for a request without `Origin`.
+pub fn preflight(req: &Request, config: &Config) -> Response {
+    match req.header("origin") {
+        None => Response::empty(204).with_header("allow", ALLOW_METHODS),
+        Some(_) if foreign(req, config).is_some() => Response::error(Code::BadOrigin),
+        Some(origin) => Response::empty(204)
+            .with_header("access-control-allow-methods", ALLOW_METHODS)
+            .with_header("access-control-allow-headers", ALLOW_HEADERS)
+            .with_header("access-control-max-age", MAX_AGE)
+            .with_header("access-control-allow-origin", origin.trim())
+            .with_header("vary", "Origin"),
+    }
+}
+
+/// Whether a `POST` must be refused before it runs: its `Origin` is present
+/// and not allowed. `raw` routes (`/mcp`) answer the refusal themselves, in
+/// their own protocol, through [`origin_allowed`].
+pub fn refuses(req: &Request, config: &Config, raw: bool) -> bool {
+    req.method == "POST" && !raw && foreign(req, config).is_some()
+}
+
+/// The CORS headers of an answer: `*` on a `GET` (public data), the origin
+/// itself on anything else it may call. Preflights carry theirs already.
+pub fn decorate(req: &Request, config: &Config, resp: &mut Response) {
+    if req.method == "OPTIONS" {
+        return;
+    }
+    let allow = if req.method == "GET" || req.method == "HEAD" {
+        "*"
+    } else {
+        match req.header("origin") {
+            Some(o) if foreign(req, config).is_none() => {
+                resp.headers.push(("vary", "Origin".to_string()));
+                o.trim()
+            }
+            _ => return,
+        }
+    };
+    resp.headers
+        .push(("access-control-allow-origin", allow.to_string()));
+    resp.headers
+        .push(("access-control-expose-headers", EXPOSE_HEADERS.to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(method: &str, host: &str, origin: Option<&str>) -> Request {
+        let mut r = Request::new(method, "/posts");
+        r.headers.push(("host".into(), host.into()));
+        if let Some(o) = origin {
+            r.headers.push(("origin".into(), o.into()));
+        }
+        r
+    }
+
+    fn config(origins: &[&str]) -> Config {
+        Config {
+            allowed_origins: origins.iter().map(|o| o.to_string()).collect(),
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn own_origin_named_ones_and_star() {
+        let c = config(&["https://app.example/"]);
+        let r = req("POST", "list.example:8443", None);
+        assert!(origin_allowed(&r, &c, "https://list.example:8443"));
+        assert!(origin_allowed(&r, &c, "http://LIST.example:8443"));
+        assert!(origin_allowed(&r, &c, "https://app.example"));
+        assert!(!origin_allowed(&r, &c, "https://list.example"));
+        assert!(!origin_allowed(&r, &c, "ftp://list.example:8443"));
+        assert!(!origin_allowed(&r, &c, "https://evil.example"));
+        assert!(!origin_allowed(&r, &c, "null"));
+        let star = config(&["*"]);
+        assert!(origin_allowed(&r, &star, "https://evil.example"));
+        assert!(origin_allowed(&r, &star, "null"));
+    }
+
+    #[test]
+    fn refusal_is_for_foreign_posts_only() {
+        let c = config(&[]);
+        assert!(refuses(
+            &req("POST", "h", Some("https://evil.example")),
+            &c,
+            false
+        ));
+        assert!(!refuses(
+            &req("POST", "h", Some("https://evil.example")),
+            &c,
+            true
+        ));
+        assert!(!refuses(&req("POST", "h", Some("http://h")), &c, false));
+        assert!(!refuses(&req("POST", "h", None), &c, false));
+        assert!(!refuses(
+            &req("GET", "h", Some("https://evil.example")),
+            &c,
+            false
+        ));
+    }
+
+    #[test]
+    fn preflights() {
+        let c = config(&[]);
+        let ok = preflight(&req("OPTIONS", "h", Some("http://h")), &c);
+        assert_eq!(ok.status, 204);
+        assert_eq!(ok.header("access-control-allow-origin"), Some("http://h"));
+        assert!(ok
+            .header("access-control-allow-headers")
+            .is_some_and(|h| h.contains("mcp-protocol-version")));
+        assert!(ok.header("access-control-max-age").is_some());
+        let bad = preflight(&req("OPTIONS", "h", Some("https://evil.example")), &c);
+        assert_eq!(bad.status, 403);
+        assert_eq!(bad.body, br#"{"error":"bad_origin"}"#);
+        assert_eq!(bad.header("access-control-allow-origin"), None);
+        let plain = preflight(&req("OPTIONS", "h", None), &c);
+        assert_eq!(
+            (plain.status, plain.header("allow")),
+            (204, Some(ALLOW_METHODS))
+        );
+    }
+
+    #[test]
+    fn answers_carry_cors() {
+        let c = config(&["https://app.example"]);
+        let mut r = Response::empty(201);
+        decorate(&req("POST", "h", Some("https://app.example")), &c, &mut r);
+        assert_eq!(
+            r.header("access-control-allow-origin"),
+            Some("https://app.example")
+        );
+        assert_eq!(
+            r.header("access-control-expose-headers"),
+            Some(EXPOSE_HEADERS)
+        );
+        assert_eq!(r.header("vary"), Some("Origin"));
+        let mut r = Response::empty(200);
+        decorate(&req("GET", "h", None), &c, &mut r);
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+        let mut r = Response::empty(201);
+        decorate(&req("POST", "h", None), &c, &mut r);
+        assert_eq!(r.header("access-control-allow-origin"), None);
+        let mut r = Response::empty(403);
+        decorate(&req("POST", "h", Some("https://evil.example")), &c, &mut r);
+        assert_eq!(r.header("access-control-allow-origin"), None);
+    }
+}
