@@ -135,7 +135,7 @@ async fn serve_faulty() -> (Arc<Faulty>, SocketAddr, tokio::sync::oneshot::Sende
         listener,
         store.clone(),
         config,
-        None,
+        needhave::native::serve::Policy::default(),
         async {
             let _ = stopped.await;
         },

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -30,7 +30,7 @@ enum Command {
         /// Take the client IP from this header (set by your own proxy) instead of the TCP peer.
         #[arg(long, value_name = "HEADER")]
         client_ip_header: Option<String>,
-        /// Also allow this Origin on /mcp (repeatable).
+        /// Also allow this browser Origin, on the JSON calls and /mcp (repeatable); `*` allows every origin.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
         /// Also answer /mcp for this Host name (repeatable); `*` turns the Host check off.
@@ -39,6 +39,8 @@ enum Command {
         /// Salt of the client-IP hashes (default: kept in <db>.salt).
         #[arg(long, env = "NEEDHAVE_IP_SALT", hide_env_values = true)]
         ip_salt: Option<String>,
+        #[command(flatten)]
+        limits: LimitArgs,
         /// Stop when stdin closes (for test harnesses).
         #[arg(long, hide = true)]
         exit_with_stdin: bool,
@@ -51,6 +53,44 @@ enum Command {
     },
     /// Print the OpenAPI document the table generates.
     Openapi,
+}
+
+/// The connection policy's flags (see `native/conn.rs`).
+#[derive(Args)]
+struct LimitArgs {
+    /// Seconds a request may take to arrive whole, headers and body (also how long an idle connection is kept).
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+    request_timeout: f64,
+    /// Seconds a client may take to read an answer before it is dropped.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = seconds)]
+    write_timeout: f64,
+    /// Open connections at most [default: the file-descriptor limit less 64].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: Option<u64>,
+    /// Open connections from one client address at most (IPv6: per /64); 0 for no per-address cap (when a proxy in front is the only peer).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_connections_per_ip: usize,
+}
+
+fn seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err("a number of seconds, more than 0 and at most 86400".into()),
+    }
+}
+
+impl LimitArgs {
+    fn limits(&self) -> crate::native::conn::Limits {
+        use std::time::Duration;
+        crate::native::conn::Limits {
+            request_timeout: Duration::from_secs_f64(self.request_timeout),
+            write_timeout: Duration::from_secs_f64(self.write_timeout),
+            max_connections: self
+                .max_connections
+                .map_or_else(crate::native::conn::default_max_connections, |n| n as usize),
+            max_connections_per_ip: self.max_connections_per_ip,
+        }
+    }
 }
 
 pub fn main() -> ExitCode {
@@ -71,6 +111,7 @@ pub fn main() -> ExitCode {
             allow_origins,
             allow_hosts,
             ip_salt,
+            limits,
             exit_with_stdin,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -85,6 +126,7 @@ pub fn main() -> ExitCode {
                         allowed_origins: allow_origins,
                         allowed_hosts: allow_hosts,
                         ip_salt,
+                        limits: limits.limits(),
                         exit_with_stdin,
                     }));
                 // The stdin watch (--exit-with-stdin) is a blocking read that

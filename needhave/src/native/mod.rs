@@ -2,5 +2,7 @@
 //! (a stdio MCP server that is a client of a live list).
 
 pub mod cli;
+pub mod client_ip;
+pub mod conn;
 pub mod serve;
 pub mod stdio;

@@ -1,10 +1,11 @@
 //! `needhave serve`: the list over HTTP/1.1 (hyper) on an SQLite file.
 //!
 //! The client IP is the TCP peer address, unless the operator names a header
-//! set by their own proxy (`--client-ip-header`): trusting a header by
-//! default would let anyone pick their IP and skip the per-IP limits.
+//! set by their own proxy (`--client-ip-header`, see `client_ip.rs`):
+//! trusting a header by default would let anyone pick their IP and skip the
+//! per-IP limits. Deadlines and connection caps are `conn.rs`, in front of
+//! [`crate::handle`].
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -20,6 +21,8 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
+use super::client_ip::client_ip;
+use super::conn::{Clock, Gate, Guarded, Limits, Refused};
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::sqlite::SqliteStore;
@@ -34,20 +37,48 @@ pub struct Options {
     /// Extra host names `POST /mcp` answers to; `*` turns the check off.
     pub allowed_hosts: Vec<String>,
     pub ip_salt: Option<String>,
+    pub limits: Limits,
     /// Also stop when stdin closes: a test harness's child dies with it.
     pub exit_with_stdin: bool,
+}
+
+/// How connections are taken: whom to believe about the client's address,
+/// and the deadlines and caps.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    /// A header set by the operator's own proxy (any case).
+    pub client_ip_header: Option<String>,
+    pub limits: Limits,
 }
 
 struct State {
     store: Arc<dyn Store>,
     config: Arc<Config>,
     client_ip_header: Option<String>,
+    request_timeout: Duration,
 }
+
+/// Why a request was not answered: the connection is closed instead.
+#[derive(Debug)]
+struct Dropped(&'static str);
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Dropped {}
 
 /// The salt of the client-IP hashes: the operator's, or one kept beside the
 /// database so that the per-IP limits survive a restart.
-fn ip_salt(opts: &Options) -> std::io::Result<String> {
+fn ip_salt(opts: &Options) -> Result<String, String> {
     if let Some(s) = &opts.ip_salt {
+        // An empty salt makes each hash a plain SHA-256 of an address,
+        // which a list of all IPv4 addresses undoes in minutes.
+        if s.trim().is_empty() {
+            return Err(EMPTY_SALT.to_string());
+        }
         return Ok(s.clone());
     }
     if opts.db == ":memory:" {
@@ -57,27 +88,34 @@ fn ip_salt(opts: &Options) -> std::io::Result<String> {
     match std::fs::read_to_string(&path) {
         Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         _ => {
-            let salt = crate::secrets::new_secret();
-            std::fs::write(&path, &salt)?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-            }
-            Ok(salt)
+            let keep = || -> std::io::Result<String> {
+                let salt = crate::secrets::new_secret();
+                std::fs::write(&path, &salt)?;
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+                }
+                Ok(salt)
+            };
+            keep().map_err(|e| format!("cannot keep the IP salt: {e}"))
         }
     }
 }
 
+pub const EMPTY_SALT: &str = "the IP salt (--ip-salt or NEEDHAVE_IP_SALT) is empty, which would leave the client-IP hashes unsalted: unset it to keep a random salt beside the database, or set a long random value";
+
 /// Binds, prints the URL it serves on, and serves until Ctrl-C (or SIGTERM).
 pub async fn run(opts: Options) -> Result<(), String> {
+    // Refused before anything is opened or bound.
+    let ip_salt = ip_salt(&opts)?;
     let store = SqliteStore::open(&opts.db).map_err(|e| format!("cannot open {}: {e}", opts.db))?;
     let listener = TcpListener::bind(opts.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let config = Config {
-        ip_salt: ip_salt(&opts).map_err(|e| format!("cannot keep the IP salt: {e}"))?,
+        ip_salt,
         allowed_origins: opts.allowed_origins.clone(),
         allowed_hosts: allowed_hosts(local, &opts.allowed_hosts),
     };
@@ -97,7 +135,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
         listener,
         Arc::new(store),
         config,
-        opts.client_ip_header,
+        Policy {
+            client_ip_header: opts.client_ip_header,
+            limits: opts.limits,
+        },
         stop,
     )
     .await;
@@ -129,14 +170,17 @@ pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn Store>,
     config: Config,
-    client_ip_header: Option<String>,
+    policy: Policy,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
+    let limits = policy.limits;
     let state = Arc::new(State {
         store,
         config: Arc::new(config),
-        client_ip_header: client_ip_header.map(|h| h.to_ascii_lowercase()),
+        client_ip_header: policy.client_ip_header.map(|h| h.to_ascii_lowercase()),
+        request_timeout: limits.request_timeout,
     });
+    let gate = Gate::new(limits.clone());
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -151,13 +195,33 @@ pub async fn serve(
                         continue;
                     }
                 };
+                let permit = match gate.admit(peer.ip()) {
+                    Ok(p) => p,
+                    Err(cap) => {
+                        // Closed at once (dropped): in the backlog it would
+                        // stall the clients queued behind it.
+                        tracing::debug!(?cap, "connection over the cap");
+                        if cap == Refused::Total {
+                            tracing::warn!(max = limits.max_connections, "connection cap reached");
+                        }
+                        continue;
+                    }
+                };
                 let _ = stream.set_nodelay(true);
+                let io = Guarded::new(stream, limits.write_timeout, Some(permit));
+                let clock = io.clock();
                 let state = state.clone();
-                let service = service_fn(move |req| serve_one(req, peer, state.clone()));
+                let service =
+                    service_fn(move |req| serve_one(req, peer, clock.clone(), state.clone()));
                 let conn = http1::Builder::new()
                     .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(Duration::from_secs(10))
-                    .serve_connection(TokioIo::new(stream), service);
+                    .header_read_timeout(limits.request_timeout)
+                    // Memory per connection: the read buffer (and with it
+                    // the headers) at most this; bodies are capped at
+                    // MAX_BODY below.
+                    .max_buf_size(MAX_BUF)
+                    .max_headers(MAX_HEADERS)
+                    .serve_connection(TokioIo::new(io), service);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     let _ = conn.await;
@@ -175,6 +239,11 @@ pub async fn serve(
         }
     }
 }
+
+/// hyper's read buffer: headers must fit, body chunks stream through it.
+const MAX_BUF: usize = 64 * 1024;
+/// More than any client sends; each parsed header costs memory.
+const MAX_HEADERS: usize = 64;
 
 async fn stdin_closed() {
     use tokio::io::AsyncReadExt;
@@ -200,8 +269,9 @@ async fn shutdown_signal() {
 async fn serve_one(
     req: hyper::Request<Incoming>,
     peer: SocketAddr,
+    clock: Clock,
     state: Arc<State>,
-) -> Result<hyper::Response<Full<Bytes>>, Infallible> {
+) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let started = Instant::now();
     let (parts, body) = req.into_parts();
     let mut request = Request::new(parts.method.as_str(), parts.uri.path());
@@ -215,7 +285,16 @@ async fn serve_one(
             )
         })
         .collect();
-    let response = match Limited::new(body, rules::MAX_BODY).collect().await {
+    // The whole request, headers included, within the deadline from its
+    // first byte; a body still trickling in then is dropped unanswered.
+    let deadline = clock.request_started() + state.request_timeout;
+    let Ok(collected) =
+        tokio::time::timeout_at(deadline, Limited::new(body, rules::MAX_BODY).collect()).await
+    else {
+        tracing::debug!("request body past the deadline; connection dropped");
+        return Err(Dropped("request body past the deadline"));
+    };
+    let response = match collected {
         Err(e)
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
@@ -231,7 +310,7 @@ async fn serve_one(
         }
         Ok(collected) => {
             request.body = collected.to_bytes().to_vec();
-            let ip = client_ip(&request, peer, state.client_ip_header.as_deref());
+            let ip = client_ip(&request, peer, state.client_ip_header.as_deref()).to_string();
             let ctx = Ctx::new(state.store.clone(), state.config.clone(), &ip);
             // A handler panic must not take the connection, or the server,
             // with it: it is caught where it unwinds and becomes a 500. (A
@@ -265,15 +344,6 @@ async fn serve_one(
         );
     }
     Ok(to_hyper(response))
-}
-
-fn client_ip(req: &Request, peer: SocketAddr, header: Option<&str>) -> String {
-    header
-        .and_then(|h| req.header(h))
-        .and_then(|v| v.split(',').next())
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| peer.ip().to_string())
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
