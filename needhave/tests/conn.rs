@@ -249,3 +249,71 @@ fn an_empty_ip_salt_is_refused_at_start() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("serving"));
     }
 }
+
+/// stderr a pipe nobody reads: requests go on (lines are dropped, not
+/// waited for), and once the pipe is read again the drop count is logged.
+#[test]
+fn a_log_sink_nobody_reads_never_stalls_serving() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+            ":memory:",
+            "--exit-with-stdin",
+        ])
+        .env("NEEDHAVE_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.split_whitespace().nth(2).unwrap().to_string();
+    let server = Server::at(&url);
+    // One log line a request: far more than the pipe (about 600) and the
+    // writer's queue (QUEUE_LINES) hold.
+    let n = needhave::native::logs::QUEUE_LINES + 3000;
+    let started = Instant::now();
+    let mut s = connect_from(&server, fresh_ip());
+    let req = format!(
+        "GET /posts/{} HTTP/1.1\r\nHost: {}\r\n\r\n",
+        "0".repeat(32),
+        server.host
+    );
+    let mut buf = vec![0u8; 4096];
+    for i in 0..n {
+        s.write_all(req.as_bytes()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let n = s
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("request {i} stalled: {e}"));
+        assert!(buf[..n].starts_with(b"HTTP/1.1 404"), "request {i}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "request {i}: too slow"
+        );
+    }
+    // Read again, the sink tells how many lines it lost.
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if line.contains("log lines dropped") {
+                let _ = tx.send(line);
+                return;
+            }
+        }
+    });
+    let said = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no drop count logged");
+    assert!(said.contains("dropped="), "{said}");
+    let _ = child.kill();
+    let _ = child.wait();
+}

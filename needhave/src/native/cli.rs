@@ -94,8 +94,10 @@ impl LimitArgs {
 }
 
 pub fn main() -> ExitCode {
+    // Flushes the queued log lines on the way out.
+    let (log_writer, _log_guard) = crate::native::logs::stderr();
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(log_writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("NEEDHAVE_LOG")

@@ -4,5 +4,6 @@
 pub mod cli;
 pub mod client_ip;
 pub mod conn;
+pub mod logs;
 pub mod serve;
 pub mod stdio;
