@@ -1,6 +1,9 @@
 -- Needhave: the one schema, for D1 and for SQLite alike.
 -- Insert-only: rows are never updated or deleted; a decision is a new row.
 -- Every statement here is idempotent, so applying it again is harmless.
+-- This is the fresh schema; migrations/ takes a database of an earlier
+-- release here (D1: `wrangler d1 migrations apply`; natively
+-- needhave/src/store/migrate.rs, on open). A test checks both give the same.
 
 CREATE TABLE IF NOT EXISTS posts (
   id          TEXT    PRIMARY KEY,                          -- 16 random bytes, hex
@@ -8,10 +11,17 @@ CREATE TABLE IF NOT EXISTS posts (
   note        TEXT    NOT NULL,                             -- trimmed
   secret_hash TEXT    NOT NULL,                             -- SHA-256 hex of the post secret
   ip_hash     TEXT    NOT NULL,                             -- salted SHA-256 of the client IP
-  created_at  INTEGER NOT NULL                              -- Unix ms
+  created_at  INTEGER NOT NULL,                             -- Unix ms
+  -- The normalized duplicate key (rules::note_key). NULL only on a row
+  -- older than the key whose key an older row already holds (migrations/0002).
+  note_key    TEXT
 );
 
--- The duplicate rule; also what a concurrent duplicate runs into.
+-- The duplicate rule, on the normalized key; also what a concurrent
+-- duplicate runs into.
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key);
+-- Exact copies, also of rows that have no key yet (a D1 database between
+-- its migration and `needhave d1-keys`).
 CREATE UNIQUE INDEX IF NOT EXISTS posts_note ON posts (note);
 -- The public list, newest first.
 CREATE INDEX IF NOT EXISTS posts_newest ON posts (created_at);

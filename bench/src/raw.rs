@@ -34,7 +34,7 @@ pub fn run(path: &str, duration: Duration) -> Result<f64, String> {
     let mut ip = String::new();
     let result = (|| -> rusqlite::Result<()> {
         let mut post = c.prepare(
-            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut first = c.prepare(
             "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at) \
@@ -54,7 +54,8 @@ pub fn run(path: &str, duration: Duration) -> Result<f64, String> {
                 note,
                 sha256_hex(&random_hex(32)),
                 ip,
-                now
+                now,
+                needhave::rules::note_key(&note)
             ])?;
             c.execute_batch("COMMIT")?;
             c.execute_batch("BEGIN IMMEDIATE")?;

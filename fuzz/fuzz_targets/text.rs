@@ -83,6 +83,14 @@ fuzz_target!(|data: &[u8]| {
             let id = v["id"].as_str().expect("id");
             let (s, read) = send("GET", &format!("/posts/{id}"), Value::Null);
             assert_eq!((s, read["note"].as_str()), (200, Some(trimmed)));
+            // A copy with invisible characters and other spacing is the same
+            // note: refused before any rate limit.
+            if chars <= 498 {
+                let at = trimmed.chars().next().map_or(0, char::len_utf8);
+                let copy = format!("\u{200b}{}\u{feff}{}  ", &trimmed[..at], &trimmed[at..]);
+                let (s, v) = send("POST", "/posts", json!({"kind": "need", "note": copy}));
+                assert_eq!((s, v["error"].as_str()), (409, Some("duplicate_note")), "{copy:?}");
+            }
         }
         None => {
             let code = v["error"].as_str().unwrap_or("");

@@ -76,13 +76,13 @@ needhave_macros::routes! {
     /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.
     tool list_posts "List needs and haves" [read_only] {} => GET "/posts" {};
 
-    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list; one address may post 10 times an hour.
+    /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list (a copy that differs only in case, punctuation, spacing or invisible characters counts as already there); one address may post 10 times an hour.
     tool create_need "Post a need" [idempotent] {
         /// What you need, in 1 to 500 characters. Public: no e-mail address or phone number.
         note: String,
     } => POST "/posts" { kind: "need", note };
 
-    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list; one address may post 10 times an hour.
+    /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list (a copy that differs only in case, punctuation, spacing or invisible characters counts as already there); one address may post 10 times an hour.
     tool create_have "Post a have" [idempotent] {
         /// What you have, in 1 to 500 characters. Public: no e-mail address or phone number.
         note: String,

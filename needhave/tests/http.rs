@@ -40,6 +40,8 @@ scenarios![
     create_post_order_of_checks,
     text_length_and_trimming,
     duplicate_notes,
+    normalized_duplicates,
+    concurrent_normalized_copies,
     invisible_and_unreadable_texts,
     contact_details_table,
     contact_details_order,
@@ -340,6 +342,74 @@ async fn duplicate_notes() {
         )
         .await;
     assert_eq!(r.status, 201);
+}
+
+/// The committed key vectors (`tests/data/note-keys.tsv`) over HTTP: notes
+/// that share a key are copies of each other, notes of different keys are
+/// not. On the Worker, where NFKC is the JavaScript runtime's, this is what
+/// proves it agrees with the native crate that `tests/rules.rs` checks.
+async fn normalized_duplicates() {
+    let rows = data_table("note-keys.tsv");
+    // One tag for the run, after the note: it keeps the notes new and every
+    // key apart from other runs' without changing which notes share one.
+    let tag = format!(" z{}", &fresh_note("")[2..]);
+    let mut first_of: Vec<&str> = Vec::new();
+    let mut wrong = Vec::new();
+    for row in &rows {
+        let (key, note) = (row[0].as_str(), row[1].as_str());
+        let copy = first_of.contains(&key);
+        let r = Client::new()
+            .post(
+                "/posts",
+                json!({"kind": "need", "note": format!("{note}{tag}")}),
+            )
+            .await;
+        let want = if copy { 409 } else { 201 };
+        if r.status != want {
+            wrong.push(format!(
+                "{note:?} (key {key:?}): want {want}, got {} {}",
+                r.status,
+                r.text()
+            ));
+        }
+        if r.status == 201 {
+            // Stored and shown as written.
+            assert_eq!(r.json()["note"], format!("{note}{tag}").trim());
+        }
+        if !copy {
+            first_of.push(key);
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// Copies that differ only in case, spacing, punctuation and invisible
+/// characters, fired at once: the unique key index lets exactly one in.
+async fn concurrent_normalized_copies() {
+    let base = fresh_note("race");
+    let variants = [
+        base.clone(),
+        base.to_uppercase(),
+        format!("{base}!"),
+        format!("\u{200b}{base}"),
+        base.replace(' ', "  "),
+        format!("{base}\u{feff}"),
+        base.replace(' ', "\u{a0}"),
+        format!("¡{base}?"),
+    ];
+    let futures = variants
+        .into_iter()
+        .map(|note| {
+            Box::pin(async move {
+                Client::new()
+                    .post("/posts", json!({"kind": "have", "note": note}))
+                    .await
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = Resp> + Send>>
+        })
+        .collect();
+    let t = tally(&statuses(futures).await);
+    assert_eq!(count(&t, 201, ""), 1, "{t:?}");
+    assert_eq!(count(&t, 409, "duplicate_note"), 7, "{t:?}");
 }
 
 /// Nothing visible is empty, a control character is unreadable: for notes,

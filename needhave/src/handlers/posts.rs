@@ -84,24 +84,29 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         .as_deref()
         .and_then(Kind::parse)
         .ok_or(ApiError(Code::BadKind))?;
-    let note = rules::note(&body.note)?.text;
+    let rules::Note { text: note, key } = rules::note(&body.note)?;
     let id = new_id();
     let secret = new_secret();
     let since = ctx.now_ms - rules::HOUR_MS;
+    // A copy is a row with the same key, or with the same note where an old
+    // row has no key yet (see migrations/0002): both unique indexes hold.
     let results = ctx
         .store
         .batch(vec![
             prepare(
-                "SELECT EXISTS (SELECT 1 FROM posts WHERE note = ?1) AS dup, \
+                "SELECT (EXISTS (SELECT 1 FROM posts WHERE note_key = ?1) \
+                 OR EXISTS (SELECT 1 FROM posts WHERE note = ?4)) AS dup, \
                  (SELECT count(*) FROM posts WHERE ip_hash = ?2 AND created_at > ?3) AS recent",
             )
-            .bind(note)
+            .bind(&key)
             .bind(ctx.ip_hash())
-            .bind(since),
+            .bind(since)
+            .bind(note),
             prepare(
-                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6 \
-                 WHERE NOT EXISTS (SELECT 1 FROM posts WHERE note = ?3) \
+                "INSERT INTO posts (id, kind, note, note_key, secret_hash, ip_hash, created_at) \
+                 SELECT ?1, ?2, ?3, ?9, ?4, ?5, ?6 \
+                 WHERE NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?9) \
+                 AND NOT EXISTS (SELECT 1 FROM posts WHERE note = ?3) \
                  AND (SELECT count(*) FROM posts WHERE ip_hash = ?5 AND created_at > ?7) < ?8 \
                  RETURNING id",
             )
@@ -112,7 +117,8 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
             .bind(ctx.ip_hash())
             .bind(ctx.now_ms)
             .bind(since)
-            .bind(rules::CREATES_PER_HOUR),
+            .bind(rules::CREATES_PER_HOUR)
+            .bind(&key),
         ])
         .await?;
     if results.get(1).is_some_and(|rows| !rows.is_empty()) {

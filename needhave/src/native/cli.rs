@@ -1,5 +1,6 @@
 //! The `needhave` command line: `serve` the list, be a stdio `mcp` server,
-//! or print the OpenAPI document the table generates.
+//! print the OpenAPI document the table generates, or turn old D1 rows into
+//! key updates (`d1-keys`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -53,6 +54,8 @@ enum Command {
     },
     /// Print the OpenAPI document the table generates.
     Openapi,
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid"` on stdin, print the UPDATEs that give those posts their normalized keys.
+    D1Keys,
 }
 
 /// The connection policy's flags (see `native/conn.rs`).
@@ -139,6 +142,13 @@ pub fn main() -> ExitCode {
             }),
         Command::Mcp { list_url } => {
             crate::native::stdio::run(&list_url).map_err(|e| e.to_string())
+        }
+        Command::D1Keys => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .map_err(|e| e.to_string())
+                .and_then(|_| crate::store::migrate::d1_key_updates(&input))
+                .map(|sql| print!("{sql}"))
         }
         Command::Openapi => {
             println!(

@@ -10,6 +10,8 @@
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod migrate;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod sqlite;
 
 use std::fmt;

@@ -61,7 +61,7 @@ impl SqliteStore {
             Connection::open_with_flags_and_vfs(path, OpenFlags::default(), VFS)?
         };
         configure(&writer, !memory)
-            .and_then(|()| writer.execute_batch(SCHEMA))
+            .and_then(|()| super::migrate::apply(&writer).map(drop))
             .map_err(|e| match e.sqlite_error_code() {
                 // The file is held by another process (see `VFS`).
                 Some(rusqlite::ErrorCode::DatabaseBusy) => StoreError(format!(

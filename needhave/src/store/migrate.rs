@@ -1,0 +1,170 @@
+//! Schema migrations of a native database file, run once by
+//! [`SqliteStore::open`](super::sqlite::SqliteStore::open), and the key
+//! back-fill that D1 needs done outside SQL.
+//!
+//! `schema.sql` is the fresh schema and stays idempotent; a file made by an
+//! earlier release is brought up to it here, in one transaction, so a failed
+//! upgrade leaves the file as it was. The file's `PRAGMA user_version` says
+//! how far it is: 0 is the first release (which never set it), [`VERSION`]
+//! the schema this build writes. Each step is the same SQL file D1 applies
+//! with `wrangler d1 migrations apply` (`migrations/`), so the two cannot
+//! drift; what SQL cannot do (NFKC, for the duplicate key) is done in Rust.
+//!
+//! Old rows keep everything they had. Rows written before the normalized key
+//! get it computed here; when two old notes share a key (the old rule only
+//! refused exact copies), the oldest row gets it and the later ones keep
+//! NULL, which the unique index allows: deleting or rewriting a row would
+//! break insert-only, and failing the upgrade would lock the operator out of
+//! their own list. The key stays held, so no new copy of either gets in.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::sqlite::SCHEMA;
+use crate::rules::note_key;
+
+/// The schema version this build writes: 1 + the migrations in `migrations/`
+/// after the initial schema (0: the first release's file).
+pub const VERSION: i64 = 2;
+
+/// migrations/0002: the `note_key` column and its unique index.
+const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
+
+/// What an upgrade did, for the log.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Upgrade {
+    pub from: i64,
+    /// Old posts that got their key.
+    pub keyed: usize,
+    /// Old posts whose key an older post already holds: left NULL.
+    pub shared: usize,
+}
+
+/// Brings the database to [`VERSION`] and applies the schema. Returns what
+/// it upgraded, or `None` when the file was current (or newer: a file of a
+/// later release is opened as it is, and its schema.sql statements are all
+/// `IF NOT EXISTS`).
+pub fn apply(conn: &Connection) -> rusqlite::Result<Option<Upgrade>> {
+    let from: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if from >= VERSION {
+        conn.execute_batch(SCHEMA)?;
+        return Ok(None);
+    }
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match upgrade(conn, from) {
+        Ok(done) => {
+            conn.execute_batch("COMMIT")?;
+            if done.keyed + done.shared > 0 {
+                tracing::info!(
+                    from = done.from,
+                    to = VERSION,
+                    keyed = done.keyed,
+                    left_without_key = done.shared,
+                    "database upgraded"
+                );
+            }
+            Ok(Some(done))
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
+    let mut done = Upgrade {
+        from,
+        ..Upgrade::default()
+    };
+    // A fresh file has no posts table: schema.sql makes it whole.
+    if has_table(conn, "posts")? && !has_column(conn, "posts", "note_key")? {
+        conn.execute_batch(NOTE_KEY)?;
+    }
+    conn.execute_batch(SCHEMA)?;
+    let (keyed, shared) = fill_keys(conn)?;
+    done.keyed = keyed;
+    done.shared = shared;
+    conn.pragma_update(None, "user_version", VERSION)?;
+    Ok(done)
+}
+
+fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|r| r.is_some())
+}
+
+fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+        [table, column],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|r| r.is_some())
+}
+
+/// Gives every post without a key its key, oldest first; a key already held
+/// stays with its holder. Returns (keyed, left NULL).
+fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
+    let old: Vec<(i64, String)> = conn
+        .prepare("SELECT rowid, note FROM posts WHERE note_key IS NULL ORDER BY rowid")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut set = conn.prepare(
+        "UPDATE posts SET note_key = ?1 WHERE rowid = ?2 \
+         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?1)",
+    )?;
+    let mut keyed = 0;
+    for (rowid, note) in &old {
+        keyed += set.execute(params![note_key(note), rowid])?;
+    }
+    Ok((keyed, old.len() - keyed))
+}
+
+/// For D1, where SQL cannot compute the key: reads what
+/// `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE
+/// note_key IS NULL ORDER BY rowid"` prints and returns the UPDATE
+/// statements that give those rows their keys, for
+/// `wrangler d1 execute DB --file`. Each statement guards itself as
+/// [`fill_keys`] does (the oldest row keeps a shared key; a row keyed since is
+/// left alone), so the file may be run again, or while the Worker serves.
+/// Keys are written as hex blobs cast to text: no quoting to get wrong,
+/// whatever an old note holds.
+pub fn d1_key_updates(wrangler_json: &str) -> Result<String, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(wrangler_json).map_err(|e| format!("not JSON: {e}"))?;
+    // `--json` prints one result object per statement, each with `results`;
+    // a bare array of rows is taken as well.
+    let rows: Vec<&serde_json::Value> = match &value {
+        serde_json::Value::Array(items) if items.iter().all(|i| i.get("results").is_some()) => {
+            items
+                .iter()
+                .filter_map(|i| i["results"].as_array())
+                .flatten()
+                .collect()
+        }
+        serde_json::Value::Array(rows) => rows.iter().collect(),
+        _ => return Err("expected wrangler's --json output (an array)".into()),
+    };
+    let mut sql = String::from(
+        "-- Generated by `needhave d1-keys`: the normalized keys of posts older than migrations/0002.\n",
+    );
+    for row in rows {
+        let id = row["id"].as_str().ok_or("a row without a text id")?;
+        let note = row["note"].as_str().ok_or("a row without a text note")?;
+        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("not a post id: {id:?}"));
+        }
+        let key = hex::encode(note_key(note));
+        sql.push_str(&format!(
+            "UPDATE posts SET note_key = CAST(X'{key}' AS TEXT) WHERE id = '{id}' AND note_key IS NULL \
+             AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = CAST(X'{key}' AS TEXT));\n"
+        ));
+    }
+    Ok(sql)
+}
