@@ -415,7 +415,7 @@ async fn all(args: &Args) -> Result<(), String> {
             report.server_errors + report.transport_errors + report.unexpected.len() as u64;
         ours += report.rate();
         let raw_db = work.join("raw.db").to_string_lossy().into_owned();
-        base += raw::run(&raw_db, Duration::from_secs(round))?;
+        base += raw::run(&raw_db, Duration::from_secs(round), "NORMAL")?;
     }
     let write_rss = server.peak_rss_kib();
     server.stop();

@@ -1,8 +1,10 @@
 //! The write baseline: the rows the create-post + first-reply flow writes,
 //! inserted straight through rusqlite on one connection, one transaction
-//! per row (as each HTTP call is one transaction), with the server's
-//! durability settings (WAL, synchronous=NORMAL), its VFS, and its schema
-//! and indexes.
+//! per row (as each HTTP call is one transaction), in WAL with the default
+//! VFS as the server, its schema and indexes, and a given `synchronous`:
+//! `NORMAL` (fsync only at checkpoints: what the server did before it was
+//! durable) or `FULL` (an fsync per transaction: durable, without group
+//! commit).
 
 use std::time::{Duration, Instant};
 
@@ -12,19 +14,14 @@ use crate::client::random_hex;
 use needhave::secrets::sha256_hex;
 
 /// Rows per second (each row its own transaction) over `duration`.
-pub fn run(path: &str, duration: Duration) -> Result<f64, String> {
+pub fn run(path: &str, duration: Duration, synchronous: &str) -> Result<f64, String> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
-    let c = Connection::open_with_flags_and_vfs(
-        path,
-        OpenFlags::default(),
-        needhave::store::sqlite::VFS,
-    )
-    .map_err(|e| e.to_string())?;
+    let c = Connection::open_with_flags(path, OpenFlags::default()).map_err(|e| e.to_string())?;
     c.pragma_update(None, "journal_mode", "WAL")
         .map_err(|e| e.to_string())?;
-    c.pragma_update(None, "synchronous", "NORMAL")
+    c.pragma_update(None, "synchronous", synchronous)
         .map_err(|e| e.to_string())?;
     c.execute_batch(needhave::store::sqlite::SCHEMA)
         .map_err(|e| e.to_string())?;

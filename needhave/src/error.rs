@@ -105,7 +105,11 @@ impl From<Code> for ApiError {
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
         crate::platform::log_error(&format!("store: {e}"));
-        ApiError(Code::Internal)
+        ApiError(if e.is_unavailable() {
+            Code::Unavailable
+        } else {
+            Code::Internal
+        })
     }
 }
 

@@ -125,10 +125,12 @@ impl Response {
 
     /// An error the table does not declare for this route is a bug: the
     /// OpenAPI document and the MCP descriptions would be lying. Debug builds
-    /// (the tests) fail loudly; release builds still answer the code.
+    /// (the tests) fail loudly; release builds still answer the code. A
+    /// store failure (500, or 503 for a vanished database file) can meet any
+    /// route.
     fn declared_error(route: &Route, e: ApiError) -> Self {
         debug_assert!(
-            e.0 == Code::Internal || route.declares(e.0),
+            matches!(e.0, Code::Internal | Code::Unavailable) || route.declares(e.0),
             "{} {} returned undeclared error {:?}",
             route.method,
             route.path,

@@ -52,6 +52,14 @@ enum Command {
         #[arg(long, env = "NEEDHAVE_LIST_URL", default_value = crate::native::stdio::DEFAULT_LIST_URL)]
         list_url: String,
     },
+    /// Write a consistent copy of the database to OUT, also while a server is writing it.
+    Backup {
+        /// The SQLite database file to copy.
+        #[arg(long, default_value = "needhave.db")]
+        db: String,
+        /// The new file to write (never overwritten).
+        out: String,
+    },
     /// Print the OpenAPI document the table generates.
     Openapi,
     /// D1 upgrade: read `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid"` on stdin, print the UPDATEs that give those posts their normalized keys.
@@ -150,6 +158,9 @@ pub fn main() -> ExitCode {
                 .and_then(|_| crate::store::migrate::d1_key_updates(&input))
                 .map(|sql| print!("{sql}"))
         }
+        Command::Backup { db, out } => crate::store::sqlite::SqliteStore::backup(&db, &out)
+            .map(|()| println!("needhave: wrote a copy of {db} to {out}"))
+            .map_err(|e| format!("backup of {db}: {e}")),
         Command::Openapi => {
             println!(
                 "{}",

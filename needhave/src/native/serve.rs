@@ -90,12 +90,13 @@ fn ip_salt(opts: &Options) -> Result<String, String> {
         _ => {
             let keep = || -> std::io::Result<String> {
                 let salt = crate::secrets::new_secret();
-                std::fs::write(&path, &salt)?;
+                // Created 0600, so the salt is never readable by others,
+                // even for a moment.
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create(true).truncate(true);
                 #[cfg(unix)]
-                {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-                }
+                std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+                std::io::Write::write_all(&mut options.open(&path)?, salt.as_bytes())?;
                 Ok(salt)
             };
             keep().map_err(|e| format!("cannot keep the IP salt: {e}"))
@@ -131,9 +132,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
             shutdown_signal().await
         }
     };
+    let store = Arc::new(store);
     serve(
         listener,
-        Arc::new(store),
+        store.clone(),
         config,
         Policy {
             client_ip_header: opts.client_ip_header,
@@ -142,6 +144,11 @@ pub async fn run(opts: Options) -> Result<(), String> {
         stop,
     )
     .await;
+    // A clean stop leaves nothing in the WAL: the .db alone holds it all.
+    store
+        .checkpoint()
+        .map_err(|e| format!("checkpoint of {} at stop: {e}", opts.db))?;
+    tracing::info!("checkpointed {}", opts.db);
     Ok(())
 }
 

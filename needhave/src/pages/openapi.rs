@@ -107,6 +107,12 @@ mod builder {
             if body.is_some() && !route.raw {
                 responses.insert("413".into(), error_response(&[Code::TooLarge]));
             }
+            // Any call the store answers (an MCP tool's, or one that can
+            // find nothing) meets a database file gone from under the server
+            // as 503, like 413 a response of the server, not of the route.
+            if !route.tools.is_empty() || route.declares(Code::NotFound) {
+                responses.insert("503".into(), error_response(&[Code::Unavailable]));
+            }
             op.insert("responses".into(), Value::Object(responses));
             if !route.tools.is_empty() {
                 op.insert("x-mcp-tools".into(), json!(route.tools));

@@ -99,6 +99,17 @@ impl fmt::Display for StoreError {
     }
 }
 
+impl StoreError {
+    /// How a store's message begins when the database itself is gone (its
+    /// file deleted or replaced under the server): the client hears 503
+    /// `unavailable`, not 500, since retrying elsewhere or later can help.
+    pub const UNAVAILABLE: &'static str = "database unavailable: ";
+
+    pub fn is_unavailable(&self) -> bool {
+        self.0.starts_with(Self::UNAVAILABLE)
+    }
+}
+
 pub type StoreResult<T> = Result<T, StoreError>;
 
 pub trait Store: MaybeSend {
@@ -121,21 +132,36 @@ pub trait Store: MaybeSend {
 /// and otherwise answers from here. It never serves anything staler than
 /// that statement saw.
 ///
-/// A store that is the only way its database changes (an SQLite file this
-/// process holds locked) also counts its writes: while the count has not
-/// moved since a result was checked, the result is current without asking
-/// the database at all. D1 is written by every isolate at once, so there the
-/// version is always checked.
+/// A store that can tell cheaply whether anything was committed since a
+/// result was checked vouches for it through a [`Clock`]: while the clock has
+/// not moved, the result is current without asking the database at all (an
+/// SQLite file reads the WAL index header other processes write too, an
+/// in-memory database counts its own writes). D1 is written by every isolate
+/// at once and has no such clock, so there the version is always checked.
 pub struct Memo {
     entries: Mutex<Vec<Kept>>,
-    /// Writes through the owning store, where it is the only writer.
-    writes: Option<AtomicU64>,
+    clock: Clock,
 }
+
+/// What moves whenever the database may have changed.
+pub enum Clock {
+    /// Nothing cheap: every use checks the version.
+    None,
+    /// The store is the only way the database changes and calls
+    /// [`Memo::wrote`] after each write.
+    Writes(AtomicU64),
+    /// A reading that changes with every commit, by anyone, or `None` when
+    /// it cannot tell (then nothing is vouched for).
+    Reading(Box<dyn Fn() -> Option<u64> + Send + Sync>),
+}
+
+/// A clock reading that matches nothing kept: "cannot tell".
+const UNKNOWN: u64 = u64::MAX;
 
 struct Kept {
     key: &'static str,
     version: i64,
-    /// The store's write count when the version was last read.
+    /// The clock when the version was last read.
     writes: u64,
     json: Arc<str>,
 }
@@ -149,37 +175,45 @@ impl Default for Memo {
 impl Memo {
     /// For a database others write too: every use checks the version.
     pub const fn new() -> Self {
-        Memo {
-            entries: Mutex::new(Vec::new()),
-            writes: None,
-        }
+        Memo::with_clock(Clock::None)
     }
 
     /// For a store every write goes through; it must call [`Memo::wrote`]
     /// after each one.
     pub const fn sole_writer() -> Self {
+        Memo::with_clock(Clock::Writes(AtomicU64::new(0)))
+    }
+
+    pub const fn with_clock(clock: Clock) -> Self {
         Memo {
             entries: Mutex::new(Vec::new()),
-            writes: Some(AtomicU64::new(0)),
+            clock,
         }
     }
 
     /// Counts a write, committed or not, once it has ended.
     pub fn wrote(&self) {
-        if let Some(w) = &self.writes {
+        if let Clock::Writes(w) = &self.clock {
             w.fetch_add(1, Ordering::SeqCst);
         }
     }
 
-    /// The write count, read before asking the database (for `put`).
+    /// The clock, read before asking the database (for `put`).
     pub fn writes(&self) -> u64 {
-        self.writes.as_ref().map_or(0, |w| w.load(Ordering::SeqCst))
+        match &self.clock {
+            Clock::None => UNKNOWN,
+            Clock::Writes(w) => w.load(Ordering::SeqCst),
+            Clock::Reading(read) => read().filter(|&r| r != UNKNOWN).unwrap_or(UNKNOWN),
+        }
     }
 
-    /// The kept result, if the store vouches nothing was written since its
+    /// The kept result, if the clock vouches nothing was written since its
     /// version was read.
     pub fn current(&self, key: &str) -> Option<Arc<str>> {
-        let now = self.writes.as_ref()?.load(Ordering::SeqCst);
+        let now = self.writes();
+        if now == UNKNOWN {
+            return None;
+        }
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .iter()

@@ -1,47 +1,67 @@
 //! The store on an embedded SQLite file (rusqlite, bundled): `needhave serve`
 //! and the tests.
 //!
-//! Writes go through one connection under a mutex, each batch in a
-//! `BEGIN IMMEDIATE` transaction: SQLite has one writer anyway, and holding
-//! the lock for the whole batch makes a batch as atomic as a D1 batch. Reads
-//! use a small pool of their own connections, which WAL lets run beside the
-//! writer. Statements are short, so they run inline on the async thread; a
-//! hop to a blocking pool would cost more than the query.
+//! An ordinary SQLite file in WAL mode, with the default VFS and locking:
+//! while the server runs, other processes may read it (`sqlite3`,
+//! `sqlite3 .backup`, Litestream, `needhave backup`) and even write it.
+//!
+//! Writes are durable before they are answered (`synchronous=FULL`: the WAL
+//! is fsynced at every commit, before the commit is published to readers)
+//! and go through one writer thread that commits concurrent batches
+//! together (`group`). `NORMAL` plus an fsync of our own after each commit
+//! would make the same one fsync per group, but the commit would be visible
+//! to readers, this server's and others', before it is on disk: a list could
+//! show a post that a power cut then takes back. `FULL` also fsyncs the WAL
+//! header once each time the WAL restarts, which is rare.
+//!
+//! Reads use a small pool of their own connections, which WAL lets run
+//! beside the writer, on the async thread (a statement is shorter than a hop
+//! to a blocking pool). The public list reads the WAL index header to know
+//! whether it changed (`walclock`), so it needs no lock at all; that is why
+//! the exclusive-locking VFS (`unix-excl`), which once saved the list its
+//! `fcntl` pair per read, is gone rather than kept behind a flag: the other
+//! reads are a handful of statements beside a fsync-bound write path.
 
-use std::sync::Mutex;
+mod files;
+mod group;
+mod walclock;
+
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{params_from_iter, Connection, OpenFlags};
 use serde_json::Value as Json;
+use tokio::sync::oneshot;
 
-use super::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
+use super::{Clock, Memo, Row, Statement, Store, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
 
 /// Prepared statements kept per connection; the tests check that every
 /// statement the list runs fits.
 pub const STATEMENT_CACHE: usize = 64;
 
-/// The VFS of database files. `unix-excl` takes the file's lock once and
-/// holds it while the server has the file open, and keeps the WAL index in
-/// the process's memory, shared by its connections. A statement then begins
-/// its read transaction without a system call: the default VFS locked and
-/// unlocked a byte of the `-shm` file with `fcntl` around every statement
-/// (two calls per `GET /posts`, counted with `strace -c`), which was the
-/// larger part of what a read cost the store. The price, which this server
-/// wants anyway: while it runs, no other process can open the file (a second
-/// server on it fails to start rather than sharing it; stop the server to
-/// open the file with `sqlite3`).
-pub const VFS: &str = if cfg!(unix) { "unix-excl" } else { "win32" };
-
 /// The one schema, shared with D1.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
 
+/// The synchronous mode the power-loss test may weaken, to show that the
+/// test can fail (`NEEDHAVE_TEST_SYNCHRONOUS=NORMAL`); never for serving.
+const SYNCHRONOUS_FOR_TESTS: &str = "NEEDHAVE_TEST_SYNCHRONOUS";
+
 pub struct SqliteStore {
-    writer: Mutex<Connection>,
+    // Dropped in this order (see `Drop`).
+    /// The writer thread's queue and the thread; `None` once dropping.
+    jobs: Mutex<Option<Sender<group::Job>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    memo: Arc<Memo>,
+    writer: Arc<Mutex<Connection>>,
     /// Empty for `:memory:`, where every connection would be its own database.
     readers: Mutex<Vec<Connection>>,
     path: Option<String>,
-    memo: Memo,
+    /// The file and the identity it had when opened (`None` for `:memory:`).
+    file: Option<(String, files::Identity)>,
+    /// The lock that keeps a second server off the file (`files::hold`).
+    _held: Option<std::fs::File>,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -50,32 +70,68 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// The error of a write into a file that is no longer at its path.
+fn unavailable(path: &str) -> StoreError {
+    StoreError(format!(
+        "{}{path} is gone or was replaced; restart the server on the file",
+        StoreError::UNAVAILABLE
+    ))
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, or a private
     /// in-memory one for `:memory:`, and applies the schema.
     pub fn open(path: &str) -> StoreResult<Self> {
         let memory = path == ":memory:";
+        let held = if memory {
+            None
+        } else {
+            files::create_private(path).map_err(|e| StoreError(e.to_string()))?;
+            Some(files::hold(path).map_err(|e| StoreError(e.to_string()))?)
+        };
         let writer = if memory {
             Connection::open_in_memory()?
         } else {
-            Connection::open_with_flags_and_vfs(path, OpenFlags::default(), VFS)?
+            Connection::open(path)?
         };
-        configure(&writer, !memory)
-            .and_then(|()| super::migrate::apply(&writer).map(drop))
-            .map_err(|e| match e.sqlite_error_code() {
-                // The file is held by another process (see `VFS`).
-                Some(rusqlite::ErrorCode::DatabaseBusy) => StoreError(format!(
-                    "{e} (another process has the file open: one needhave serve per database)"
-                )),
-                _ => e.into(),
-            })?;
+        configure(&writer, !memory)?;
+        super::migrate::apply(&writer).map(drop)?;
+        let memo = Arc::new(if memory {
+            // Its own database: every write goes through here.
+            Memo::sole_writer()
+        } else {
+            // Others may write the file: ask the WAL index.
+            // SAFETY: the writer connection stays open while the memo can be
+            // read: only the store hands the memo out, and its drop closes
+            // the writer last (see `Drop`).
+            match unsafe { walclock::WalClock::of(&writer) } {
+                Some(clock) => Memo::with_clock(Clock::Reading(Box::new(move || clock.read()))),
+                None => Memo::new(),
+            }
+        });
+        let file = if memory {
+            None
+        } else {
+            let identity = files::Identity::of(path)
+                .ok_or_else(|| StoreError(format!("{path} vanished while opening")))?;
+            Some((path.to_string(), identity))
+        };
+        let writer = Arc::new(Mutex::new(writer));
+        let (jobs, thread) = group::start(group::Writer {
+            conn: writer.clone(),
+            memo: memo.clone(),
+            file: file.clone(),
+        })
+        .map_err(|e| StoreError(format!("cannot start the writer thread: {e}")))?;
         Ok(SqliteStore {
-            writer: Mutex::new(writer),
+            jobs: Mutex::new(Some(jobs)),
+            thread: Some(thread),
+            memo,
+            writer,
             readers: Mutex::new(Vec::new()),
             path: (!memory).then(|| path.to_string()),
-            // This process holds the file (see `VFS`), or the database is
-            // its own (`:memory:`): every write goes through here.
-            memo: Memo::sole_writer(),
+            file,
+            _held: held,
         })
     }
 
@@ -88,6 +144,51 @@ impl SqliteStore {
         out
     }
 
+    /// Moves everything in the WAL into the database file and empties the
+    /// WAL, so that the `.db` alone holds every write (a clean stop).
+    pub fn checkpoint(&self) -> StoreResult<()> {
+        if self.path.is_none() {
+            return Ok(());
+        }
+        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let (busy, log, done): (i64, i64, i64) =
+            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+        if busy != 0 {
+            return Err(StoreError(format!(
+                "checkpoint incomplete: {done} of {log} WAL frames copied (another process is reading)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes a consistent copy of the database at `db` to `out` (a new
+    /// file, created `0600`), while a server may be writing it: `VACUUM
+    /// INTO` reads one snapshot (a read transaction, which in WAL never
+    /// blocks the writer nor waits for it) and writes it compacted, then the
+    /// copy is fsynced. The copy is a plain rollback-journal file, whole
+    /// without any `-wal`.
+    pub fn backup(db: &str, out: &str) -> StoreResult<()> {
+        let io = |e: std::io::Error| StoreError(format!("{out}: {e}"));
+        let source = Connection::open_with_flags(
+            db,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        source.busy_timeout(std::time::Duration::from_secs(5))?;
+        if std::fs::metadata(out).is_ok_and(|m| m.len() > 0) {
+            return Err(StoreError(format!(
+                "{out} exists; a backup never overwrites"
+            )));
+        }
+        files::create_private(out).map_err(io)?;
+        source.execute("VACUUM INTO ?1", [out])?;
+        std::fs::File::open(out)
+            .and_then(|f| f.sync_all())
+            .map_err(io)?;
+        Ok(())
+    }
+
     fn reader(&self) -> StoreResult<Option<Connection>> {
         let Some(path) = &self.path else {
             return Ok(None);
@@ -95,38 +196,60 @@ impl SqliteStore {
         if let Some(c) = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop() {
             return Ok(Some(c));
         }
-        let c = Connection::open_with_flags_and_vfs(
+        let c = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            VFS,
         )?;
         configure(&c, false)?;
         Ok(Some(c))
     }
 
-    fn run_batch(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
-        let writes = statements.iter().any(|s| is_write(s.sql));
-        if !writes {
-            if let Some(conn) = self.reader()? {
-                let out = in_transaction(&conn, "BEGIN", statements);
-                self.readers
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(conn);
-                return out;
+    fn read(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        self.read_pooled(statements).map_err(|e| match &self.file {
+            // A read that fails because the file is gone says so.
+            Some((path, identity)) if files::Identity::of(path) != Some(*identity) => {
+                unavailable(path)
             }
+            _ => e,
+        })
+    }
+
+    fn read_pooled(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        if let Some(conn) = self.reader()? {
+            let out = read_transaction(&conn, statements);
+            self.readers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(conn);
+            return out;
         }
         let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let out = in_transaction(
-            &conn,
-            if writes { "BEGIN IMMEDIATE" } else { "BEGIN" },
-            statements,
-        );
-        if writes {
-            // After the commit (or rollback), before the caller hears of it.
-            self.memo.wrote();
+        read_transaction(&conn, statements)
+    }
+
+    /// Queues a write batch for the writer thread (`group`).
+    fn write(&self, statements: Vec<Statement>) -> oneshot::Receiver<group::Answer> {
+        let (reply, answer) = oneshot::channel();
+        let job = group::Job { statements, reply };
+        // If the writer is gone, the dropped reply answers as an error.
+        if let Some(jobs) = &*self.jobs.lock().unwrap_or_else(|p| p.into_inner()) {
+            let _ = jobs.send(job);
         }
-        out
+        answer
+    }
+}
+
+impl Drop for SqliteStore {
+    /// Ends the writer thread first, so that the writer connection closes
+    /// with the store's last reference to it, before the memo's clock (which
+    /// reads the connection's map) could outlive it, and before the file's
+    /// lock (`files::hold`), whose descriptor's close drops this process's
+    /// SQLite locks on the file too.
+    fn drop(&mut self) {
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -137,10 +260,14 @@ fn configure(conn: &Connection, file: bool) -> rusqlite::Result<()> {
     // parsed and planned again on its next call.
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     if file {
-        // WAL + NORMAL: a commit survives the process being killed (the
-        // WAL is in the OS's hands); readers never block the writer.
+        // WAL: readers never block the writer, nor the writer them. FULL:
+        // see the module doc.
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let synchronous = match std::env::var(SYNCHRONOUS_FOR_TESTS).as_deref() {
+            Ok("NORMAL") => "NORMAL",
+            _ => "FULL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)?;
     }
     Ok(())
 }
@@ -150,26 +277,18 @@ fn is_write(sql: &str) -> bool {
     head != "SELECT" && !head.starts_with("WITH")
 }
 
-fn in_transaction(
-    conn: &Connection,
-    begin: &str,
-    statements: &[Statement],
-) -> StoreResult<Vec<Vec<Row>>> {
-    // One statement that only reads is atomic on its own; and the
-    // transaction statements are cached rather than parsed on every call.
-    if begin == "BEGIN" && statements.len() == 1 {
+/// A read-only batch: one statement is atomic on its own; more share one
+/// read transaction (the transaction statements are cached, not parsed on
+/// every call).
+fn read_transaction(conn: &Connection, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+    if statements.len() == 1 {
         return Ok(vec![run_one(conn, &statements[0])?]);
     }
-    conn.prepare_cached(begin)?.execute([])?;
+    conn.prepare_cached("BEGIN")?.execute([])?;
     let result = statements.iter().map(|s| run_one(conn, s)).collect();
-    match &result {
-        Ok(_) => {
-            conn.prepare_cached("COMMIT")?.execute([])?;
-        }
-        Err(_) => {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-    }
+    let _ = conn
+        .prepare_cached("COMMIT")
+        .and_then(|mut s| s.execute([]));
     result
 }
 
@@ -215,8 +334,16 @@ fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
 
 impl Store for SqliteStore {
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-        let result = self.run_batch(&statements);
-        Box::pin(async move { result })
+        if !statements.iter().any(|s| is_write(s.sql)) {
+            let result = self.read(&statements);
+            return Box::pin(async move { result });
+        }
+        let answer = self.write(statements);
+        Box::pin(async move {
+            answer
+                .await
+                .unwrap_or_else(|_| Err(StoreError("the writer thread is gone".into())))
+        })
     }
 
     fn memo(&self) -> Option<&Memo> {

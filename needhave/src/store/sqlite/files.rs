@@ -1,0 +1,69 @@
+//! The database file as the operator sees it: created `0600` (it holds
+//! thread keys), and known by its identity so that a file deleted or
+//! replaced under the running server is noticed.
+//!
+//! SQLite creates `-wal` and `-shm` with the mode of the database file
+//! itself, so creating the database `0600` before SQLite opens it is what
+//! makes all three private; nothing is written to any of them before that.
+//! A file that already exists keeps the mode its operator gave it.
+
+use std::fs::OpenOptions;
+use std::io;
+
+/// Creates `path` empty and `0600` unless it exists.
+pub fn create_private(path: &str) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Which file a path names: device and inode where there are such things.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Identity(u64, u64);
+
+impl Identity {
+    /// The file `path` names now, or `None` if it names none.
+    pub fn of(path: &str) -> Option<Identity> {
+        let meta = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Identity(meta.dev(), meta.ino()))
+        }
+        #[cfg(not(unix))]
+        {
+            // No inode: at least notice the file going away.
+            let _ = meta;
+            Some(Identity(0, 0))
+        }
+    }
+}
+
+/// Holds an advisory lock on `path` for as long as the returned file is
+/// open, so that a second `needhave serve` on the same database refuses to
+/// start. It is `flock`, which SQLite's own `fcntl` locks do not see: other
+/// processes (`sqlite3`, Litestream, `needhave backup`) open the file as
+/// usual.
+pub fn hold(path: &str) -> io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            return Err(if e.kind() == io::ErrorKind::WouldBlock {
+                io::Error::other("another process serves it: one needhave serve per database")
+            } else {
+                e
+            });
+        }
+    }
+    Ok(file)
+}

@@ -1,0 +1,344 @@
+//! The SQLite file as its operator counts on it (CONTRACT.md, "Running it
+//! natively"): private files, a clean stop that leaves the `.db` whole, an
+//! online backup that holds what was acknowledged, a list that follows
+//! another process's writes, a vanished file answered 503, and group
+//! commit keeping each batch its own unit.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use common::*;
+use needhave::store::sqlite::SqliteStore;
+use needhave::store::{prepare, Store};
+use serde_json::json;
+
+struct Served {
+    child: Child,
+    server: Server,
+    log: PathBuf,
+}
+
+fn fresh_dir(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("needhave-{label}-{}", fresh_ip()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `needhave serve` on `db`, its log in a file beside it.
+fn serve(db: &Path) -> Served {
+    let log = db.with_extension("log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .env("NEEDHAVE_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .nth(2)
+        .unwrap_or_else(|| panic!("no URL: {line:?}"));
+    Served {
+        server: Server::at(url),
+        child,
+        log,
+    }
+}
+
+impl Served {
+    async fn create(&self, label: &str) -> (u16, Option<String>) {
+        let body = json!({"kind": "have", "note": fresh_note(label)});
+        let r = send_to(
+            &self.server,
+            fresh_ip(),
+            "POST",
+            "/posts",
+            Some(body.to_string().into_bytes()),
+            &[],
+        )
+        .await;
+        let id = (r.status == 201).then(|| r.json()["id"].as_str().unwrap().to_string());
+        (r.status, id)
+    }
+
+    async fn listed(&self) -> Vec<String> {
+        let r = send_to(&self.server, fresh_ip(), "GET", "/posts", None, &[]).await;
+        assert_eq!(r.status, 200);
+        r.json()["posts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// SIGTERM, and the exit status.
+    fn stop(mut self) -> bool {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap().success()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ids_in(db: &Path) -> BTreeSet<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let ok: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok", "{}", db.display());
+    let mut stmt = conn.prepare("SELECT id FROM posts").unwrap();
+    let ids = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    ids
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_are_private_and_a_clean_stop_leaves_the_db_whole() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = fresh_dir("private");
+    let db = dir.join("list.db");
+    let served = serve(&db);
+    let mut acked = BTreeSet::new();
+    for i in 0..5 {
+        let (status, id) = served.create(&format!("stop {i}")).await;
+        assert_eq!(status, 201);
+        acked.insert(id.unwrap());
+    }
+    for file in ["list.db", "list.db-wal", "list.db-shm", "list.db.salt"] {
+        let mode = std::fs::metadata(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{file} is {:o}", mode & 0o777);
+    }
+    assert!(served.stop(), "no clean exit");
+    // The .db alone, copied without its side files, has every row.
+    let copy = fresh_dir("stopcopy").join("copy.db");
+    std::fs::copy(&db, &copy).unwrap();
+    assert_eq!(ids_in(&copy), acked);
+    let wal = std::fs::metadata(dir.join("list.db-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "the WAL still holds {wal} bytes after the stop");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_while_serving_holds_what_was_acknowledged() {
+    let dir = fresh_dir("backup");
+    let db = dir.join("list.db");
+    let served = Arc::new(serve(&db));
+    let mut before = BTreeSet::new();
+    for i in 0..20 {
+        let (status, id) = served.create(&format!("before backup {i}")).await;
+        assert_eq!(status, 201);
+        before.insert(id.unwrap());
+    }
+    let backup = {
+        let (dir, db) = (dir.clone(), db.clone());
+        move |name: &str| {
+            let out = dir.join(name);
+            let run = Command::new(env!("CARGO_BIN_EXE_needhave"))
+                .args(["backup", "--db"])
+                .arg(&db)
+                .arg(&out)
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            out
+        }
+    };
+    // Quiet: exactly what was acknowledged.
+    assert_eq!(ids_in(&backup("quiet.db")), before);
+    // While writers go on: everything acknowledged before it began, and
+    // nothing that was not acknowledged by the time they all finished.
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let served = served.clone();
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                for i in 0..15 {
+                    let (status, id) = served.create(&format!("during {w} {i}")).await;
+                    assert_eq!(status, 201);
+                    ids.push(id.unwrap());
+                }
+                ids
+            })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    let busy = tokio::task::spawn_blocking(move || backup("busy.db"))
+        .await
+        .unwrap();
+    let mut acked = before.clone();
+    for w in writers {
+        acked.extend(w.await.unwrap());
+    }
+    let copied = ids_in(&busy);
+    assert!(copied.is_superset(&before), "lost acknowledged posts");
+    assert!(copied.is_subset(&acked), "holds posts never acknowledged");
+    // A backup never overwrites.
+    let again = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args(["backup", "--db"])
+        .arg(&db)
+        .arg(&busy)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert_eq!(ids_in(&busy), copied);
+    drop(served);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_list_follows_a_write_by_another_process() {
+    let dir = fresh_dir("outside");
+    let db = dir.join("list.db");
+    let served = serve(&db);
+    let (_, id) = served.create("inside").await;
+    let id = id.unwrap();
+    // Twice: the second is answered from the kept copy.
+    for _ in 0..2 {
+        assert_eq!(served.listed().await, vec![id.clone()]);
+    }
+    // Another connection (the sqlite3 shell, say) adds a post.
+    let outside = rusqlite::Connection::open(&db).unwrap();
+    outside
+        .busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    outside
+        .execute(
+            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+             VALUES ('0000000000000000000000000000beef', 'need', 'from outside', 'x', 'y', ?1)",
+            [needhave::platform::now_ms() + 1_000],
+        )
+        .unwrap();
+    assert_eq!(
+        served.listed().await,
+        vec!["0000000000000000000000000000beef".to_string(), id.clone()]
+    );
+    drop(served);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_or_replaced_file_is_answered_503() {
+    for replace in [false, true] {
+        let dir = fresh_dir("vanish");
+        let db = dir.join("list.db");
+        let served = serve(&db);
+        assert_eq!(served.create("before").await.0, 201);
+        if replace {
+            let other = dir.join("other.db");
+            std::fs::copy(&db, &other).unwrap();
+            std::fs::rename(&other, &db).unwrap();
+        } else {
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+        for _ in 0..3 {
+            let r = send_to(
+                &served.server,
+                fresh_ip(),
+                "POST",
+                "/posts",
+                Some(
+                    json!({"kind": "need", "note": fresh_note("after")})
+                        .to_string()
+                        .into_bytes(),
+                ),
+                &[],
+            )
+            .await;
+            assert_eq!((r.status, r.json()), (503, json!({"error": "unavailable"})));
+        }
+        if !replace {
+            // The log went with the directory; that it names the file is
+            // checked on the replaced one.
+            continue;
+        }
+        let log = std::fs::read_to_string(&served.log).unwrap();
+        assert!(
+            log.lines()
+                .filter(|l| l.contains("ERROR") && l.contains("gone or was replaced"))
+                .count()
+                >= 3,
+            "no error line per refused write:\n{log}"
+        );
+        drop(served);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Batches queued together are committed together, and each is its own
+/// unit: one that fails leaves the others' rows, and its own first
+/// statement is undone.
+#[tokio::test]
+async fn a_failing_batch_in_a_group_undoes_only_itself() {
+    let store = SqliteStore::open(":memory:").unwrap();
+    store.with_connection(|c| {
+        c.execute_batch("CREATE TABLE g (x INTEGER PRIMARY KEY)")
+            .unwrap()
+    });
+    // Queued before any is awaited, so the writer finds them together.
+    let batches: Vec<_> = (0..60)
+        .map(|i: i64| {
+            let mut statements =
+                vec![prepare("INSERT INTO g (x) VALUES (?1) RETURNING x").bind(i * 10)];
+            if i % 3 == 0 {
+                // Fails: the primary key it just wrote.
+                statements.push(prepare("INSERT INTO g (x) VALUES (?1)").bind(i * 10));
+            }
+            store.batch(statements)
+        })
+        .collect();
+    let mut ok = BTreeSet::new();
+    for (i, b) in batches.into_iter().enumerate() {
+        let i = i as i64;
+        match b.await {
+            Ok(rows) => {
+                assert_ne!(i % 3, 0, "batch {i} should have failed");
+                assert_eq!(rows[0][0]["x"], json!(i * 10));
+                ok.insert(i * 10);
+            }
+            Err(e) => assert_eq!(i % 3, 0, "batch {i}: {e}"),
+        }
+    }
+    let rows = store.with_connection(|c| {
+        let mut s = c.prepare("SELECT x FROM g").unwrap();
+        let rows: BTreeSet<i64> = s
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows
+    });
+    assert_eq!(rows, ok);
+    assert_eq!(ok.len(), 40);
+}
