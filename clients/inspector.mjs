@@ -1,22 +1,30 @@
-// The MCP Inspector's CLI mode against needhave: tools/list (with --strict,
-// the Inspector's tool-schema portability check) and tools/call, over
-// Streamable HTTP and over stdio.
+// The MCP Inspector's CLI mode (2.12) against needhave, in one protocol era,
+// over Streamable HTTP or stdio: tools/list --strict (the Inspector's
+// tool-schema portability check), then the shared flow (flow.mjs), one
+// Inspector process per call, as a user scripting the Inspector would.
 //
-//   node inspector.mjs http  http://127.0.0.1:8787/mcp
-//   node inspector.mjs stdio /path/to/needhave http://127.0.0.1:8787
+//   node inspector.mjs ERA http  http://127.0.0.1:8787/mcp
+//   node inspector.mjs ERA stdio /path/to/needhave http://127.0.0.1:8787
 //
-// Exits nonzero on the first failed check.
+// ERA: modern (--protocol-era modern: the Inspector pins 2026-07-28, no
+// fallback) or legacy (the 2025 initialize handshake).
+// Exit: 0 pass, 3 flow passed but pending checks missing (flow.mjs), 1 fail.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
-const [mode, target, listUrl] = process.argv.slice(2);
-const label = `inspector --cli ${mode}`;
+import { EXIT_PENDING, checker, finish, fullFlow, rules } from "./flow.mjs";
+
+const [era, mode, target, listUrl] = process.argv.slice(2);
+const label = `inspector --cli --protocol-era ${era} ${mode}`;
+if (!["modern", "legacy"].includes(era) || !["http", "stdio"].includes(mode)) {
+  console.error("usage: inspector.mjs modern|legacy http URL | stdio BIN LIST_URL");
+  process.exit(2);
+}
 
 const require = createRequire(import.meta.url);
 const launcher = join(
@@ -28,78 +36,54 @@ const home = mkdtempSync(join(tmpdir(), "needhave-inspector-"));
 
 function server() {
   if (mode === "http") return [target, "--transport", "http"];
-  if (mode === "stdio") return ["-e", `NEEDHAVE_LIST_URL=${listUrl}`, "-e", "NEEDHAVE_LOG=warn", "--transport", "stdio", target, "mcp"];
-  throw new Error(`usage: inspector.mjs http URL | stdio BIN LIST_URL (got ${mode})`);
+  return ["-e", `NEEDHAVE_LIST_URL=${listUrl}`, "-e", "NEEDHAVE_LOG=warn", "--transport", "stdio", target, "mcp"];
 }
 
 /** Runs one Inspector CLI command; returns its exit code and parsed JSON. */
 function inspector(...args) {
-  const all = ["--cli", ...server(), ...args, "--format", "json"];
+  const all = ["--cli", ...server(), "--protocol-era", era, ...args, "--format", "json"];
   const r = spawnSync(process.execPath, [launcher, ...all], {
     encoding: "utf8",
     timeout: 60_000,
     env: { ...process.env, HOME: home, NO_COLOR: "1" },
   });
   if (r.error) throw r.error;
+  // A result comes on stdout; an error (also JSON) on stderr.
   let out = null;
-  try {
-    out = JSON.parse(r.stdout);
-  } catch {
-    throw new Error(`not JSON from inspector ${args.join(" ")} (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
+  for (const text of [r.stdout, r.stderr]) {
+    try {
+      out = JSON.parse(text);
+      break;
+    } catch {}
   }
+  if (out === null) throw new Error(`not JSON from inspector ${args.join(" ")} (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
   return { code: r.status, out, stderr: r.stderr };
 }
 
-function payload(result) {
-  const parsed = JSON.parse(result.content[0].text);
-  assert.deepEqual(parsed, result.structuredContent);
-  return parsed;
+/** tools/call as the flow wants it: a CallToolResult, or a rejection for a protocol error. */
+async function call(name, args) {
+  const r = inspector("--method", "tools/call", "--tool-name", name, "--tool-args-json", JSON.stringify(args));
+  if (r.out.result) {
+    // The Inspector exits 5 for an isError result, 0 for a success.
+    assert.equal(r.code, r.out.result.isError ? 5 : 0, `${name}: exit ${r.code}`);
+    return r.out.result;
+  }
+  const e = new Error(r.out.error?.message ?? JSON.stringify(r.out));
+  e.code = r.out.error?.code;
+  throw e;
 }
 
 try {
-  // tools/list, strict: exit 6 if any schema has an error-severity problem.
   const list = inspector("--method", "tools/list", "--strict");
-  assert.equal(list.code, 0, `tools/list --strict exit ${list.code}: ${list.stderr}`);
-  const names = list.out.result.tools.map((t) => t.name);
-  assert.deepEqual(names, [
-    "list_posts",
-    "create_need",
-    "create_have",
-    "read_post",
-    "write_first_reply",
-    "accept_reply",
-    "read_thread",
-    "write_thread_message",
-  ]);
-
-  // tools/call that posts, then reads it back.
-  const note = `inspector ${mode} need #${randomBytes(8).toString("hex")}`;
-  const made = inspector("--method", "tools/call", "--tool-name", "create_need", "--tool-arg", `note=${note}`);
-  assert.equal(made.code, 0, `create_need exit ${made.code}: ${made.stderr}`);
-  assert.equal(made.out.result.isError, false);
-  const post = payload(made.out.result);
-  assert.equal(post.note, note);
-  assert.match(post.secret, /^[0-9a-f]{64}$/);
-
-  const read = inspector(
-    "--method", "tools/call", "--tool-name", "read_post",
-    "--tool-args-json", JSON.stringify({ id: post.id }),
-  );
-  assert.equal(read.code, 0, `read_post exit ${read.code}: ${read.stderr}`);
-  assert.deepEqual(payload(read.out.result), { id: post.id, kind: "need", note });
-
-  // A list rule: an isError result (the Inspector exits 5 for it), naming the code.
-  const missing = inspector(
-    "--method", "tools/call", "--tool-name", "read_post", "--tool-arg", `id=${"0".repeat(32)}`,
-  );
-  assert.equal(missing.code, 5, `read_post of nothing: exit ${missing.code}`);
-  assert.equal(missing.out.result.isError, true);
-  assert.match(missing.out.result.content[0].text, /not_found/);
-
-  console.log(`PASS ${label}: tools/list --strict (8 tools), tools/call create_need + read_post, isError not_found`);
+  assert.equal(list.code, 0, `tools/list --strict exit ${list.code}: ${JSON.stringify(list.out)} ${list.stderr}`);
+  const check = checker(list.out.result.tools, label);
+  const flow = await fullFlow(call, check, `inspector ${era}`);
+  await rules(call, check, flow, { unknownTool: false });
+  finish(label, check, "tools/list --strict (8 tools), the full flow, the rules");
 } catch (e) {
   console.error(`FAIL ${label}:`, e);
   process.exitCode = 1;
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
+process.exit(process.exitCode === EXIT_PENDING ? EXIT_PENDING : process.exitCode ?? 0);

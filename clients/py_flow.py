@@ -1,0 +1,222 @@
+"""The official Python MCP SDK (`mcp`, pinned in requirements.txt) against needhave.
+
+Runs the same flow as flow.mjs, over Streamable HTTP or stdio:
+
+    python py_flow.py MODE http  http://127.0.0.1:8787/mcp
+    python py_flow.py MODE stdio /path/to/needhave http://127.0.0.1:8787
+
+MODE: "2026-07-28" (the SDK adopts that revision with no probe: every request
+carries the 2026 `_meta` envelope and header) or "auto" (probe with
+server/discover, fall back to initialize; needhave speaks 2026-07-28, so auto
+must end up there). Every successful structuredContent is validated against
+the tool's outputSchema with jsonschema, independently of the SDK's own check.
+
+Exit: 0 pass, 3 the flow passed but pending checks are missing (as flow.mjs),
+1 any failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import sys
+import traceback
+from typing import Any
+
+import jsonschema
+from mcp import Client, MCPError, StdioServerParameters, types
+from mcp.client.stdio import get_default_environment
+
+MODERN = "2026-07-28"
+EXIT_PENDING = 3
+TOOLS = [
+    "list_posts",
+    "create_need",
+    "create_have",
+    "read_post",
+    "write_first_reply",
+    "accept_reply",
+    "read_thread",
+    "write_thread_message",
+]
+HEX32 = re.compile(r"^[0-9a-f]{32}$")
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Check:
+    """Output-schema validators for the listed tools, and what is still pending."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        names = [t["name"] for t in tools]
+        assert names == TOOLS, f"tools in the table's order: {names}"
+        self.pending: list[str] = []
+        self.validated = 0
+        self.validators: dict[str, Any] = {}
+        missing = []
+        for t in tools:
+            assert t["inputSchema"]["type"] == "object", t["name"]
+            assert t["inputSchema"].get("additionalProperties") is False, t["name"]
+            schema = t.get("outputSchema")
+            if schema is None:
+                missing.append(t["name"])
+                continue
+            assert schema.get("type") == "object", f"{t['name']}: outputSchema.type"
+            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            cls.check_schema(schema)
+            self.validators[t["name"]] = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        if missing:
+            self.pending.append(f"no outputSchema on {', '.join(missing)}")
+
+    def conforms(self, name: str, structured: Any, what: str) -> None:
+        validator = self.validators.get(name)
+        if validator is None:
+            return
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(structured)]
+        if errors:
+            raise AssertionError(
+                f"{what}: structuredContent does not validate against {name}'s outputSchema: "
+                f"{errors}; structuredContent: {json.dumps(structured)}"
+            )
+        self.validated += 1
+
+    def ok(self, name: str, result: Any, what: str | None = None) -> dict[str, Any]:
+        what = what or name
+        assert not result.is_error, f"{what}: {result.model_dump_json()}"
+        assert result.content[0].type == "text", what
+        parsed = json.loads(result.content[0].text)
+        assert result.structured_content == parsed, f"{what}: text vs structuredContent"
+        self.conforms(name, result.structured_content, what)
+        return parsed
+
+    def refused(self, name: str, result: Any, code: str, what: str | None = None) -> None:
+        what = what or f"{name} {code}"
+        assert result.is_error, f"{what}: {result.model_dump_json()}"
+        assert re.search(code, result.content[0].text), f"{what}: text names {code}: {result.content[0].text}"
+        if result.structured_content is not None:
+            self.conforms(name, result.structured_content, f"{what} (error result)")
+
+
+def note(what: str) -> str:
+    return f"{what} from the Python SDK #{secrets.token_hex(8)}"
+
+
+async def flow(client: Client, check: Check) -> None:
+    async def call(name: str, args: dict[str, Any]) -> Any:
+        return await client.call_tool(name, args)
+
+    need_note = note("need")
+    post = check.ok("create_need", await call("create_need", {"note": need_note}))
+    assert HEX32.match(post["id"]) and HEX64.match(post["secret"]), post
+    assert post["kind"] == "need" and post["note"] == need_note, post
+
+    first = check.ok("write_first_reply", await call("write_first_reply", {"post_id": post["id"], "text": "I can help"}))
+    assert HEX32.match(first["id"]) and HEX64.match(first["secret"]) and first["hidden"] is True, first
+    mine = [{"id": first["id"], "text": "I can help"}]
+
+    waiting = check.ok(
+        "accept_reply", await call("accept_reply", {"post_id": post["id"], "secret": post["secret"]}), "accept_reply (list)"
+    )
+    assert waiting == {"messages": mine}, waiting
+
+    early = check.ok(
+        "read_thread",
+        await call("read_thread", {"message_id": first["id"], "secret": first["secret"]}),
+        "read_thread before acceptance",
+    )
+    assert early == {"accepted": False}, f"before acceptance: accepted false, no key: {early}"
+
+    accepted = check.ok(
+        "accept_reply",
+        await call("accept_reply", {"post_id": post["id"], "secret": post["secret"], "message_id": first["id"]}),
+        "accept_reply (accept)",
+    )
+    key = accepted["thread_key"]
+    assert HEX64.match(key), accepted
+
+    by_key = check.ok("read_thread", await call("read_thread", {"thread_key": key}), "read_thread by key")
+    assert by_key == {"post_id": post["id"], "messages": mine}, by_key
+
+    seen = check.ok(
+        "read_thread",
+        await call("read_thread", {"message_id": first["id"], "secret": first["secret"]}),
+        "read_thread after acceptance",
+    )
+    assert seen["accepted"] is True and seen["thread_key"] == key and seen["messages"] == mine, seen
+
+    later = check.ok("write_thread_message", await call("write_thread_message", {"thread_key": key, "text": "When?"}))
+    assert later["post_id"] == post["id"] and HEX32.match(later["id"]), later
+    after = check.ok("read_thread", await call("read_thread", {"thread_key": key}), "read_thread after the message")
+    assert after["messages"] == mine + [{"id": later["id"], "text": "When?"}], after
+
+    # The list's rules, as isError results.
+    check.refused("create_need", await call("create_need", {"note": "   "}), "empty_note")
+    check.refused("create_have", await call("create_have", {"note": need_note}), "duplicate_note")
+    check.refused("accept_reply", await call("accept_reply", {"post_id": post["id"], "secret": "0" * 64}), "bad_secret")
+    check.refused("read_post", await call("read_post", {"id": "0" * 32}), "not_found")
+
+    # Missing, mistyped, extra arguments: isError results naming the argument (SEP-1303).
+    for name, args, field, kind in [
+        ("create_need", {}, "note", "missing"),
+        ("create_need", {"note": 7}, "note", "mistyped"),
+        ("read_post", {"id": post["id"], "nope": 1}, "nope", "extra"),
+    ]:
+        try:
+            result = await call(name, args)
+        except MCPError as e:
+            check.pending.append(f"{kind} argument to {name} is a JSON-RPC error {e.code} ({e.message[:80]}), not isError")
+            continue
+        check.refused(name, result, field, f"{kind} argument to {name}")
+
+    # An unknown tool stays a protocol error.
+    try:
+        await call("no_such_tool", {})
+    except MCPError as e:
+        assert e.code == -32602, f"unknown tool: {e.code}"
+    else:
+        raise AssertionError("unknown tool: no error")
+
+
+async def main() -> int:
+    if len(sys.argv) < 4 or sys.argv[1] not in (MODERN, "auto") or sys.argv[2] not in ("http", "stdio"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    mode, transport = sys.argv[1], sys.argv[2]
+    label = f"python mcp {mode} {transport}"
+    if transport == "http":
+        server: Any = sys.argv[3]
+    else:
+        server = StdioServerParameters(
+            command=sys.argv[3],
+            args=["mcp"],
+            env={**get_default_environment(), "NEEDHAVE_LIST_URL": sys.argv[4], "NEEDHAVE_LOG": "warn"},
+        )
+    try:
+        async with Client(server, mode=mode, client_info=types.Implementation(name="needhave-check-python", version="1.0.0")) as client:
+            assert client.protocol_version == MODERN, f"negotiated {client.protocol_version}, expected {MODERN}"
+            listed = await client.list_tools()
+            # In "2026-07-28" mode the SDK adopts the revision without server/discover, so the
+            # server's identity comes from the results' _meta (io.modelcontextprotocol/serverInfo).
+            meta = listed.meta or {}
+            info = meta.get("io.modelcontextprotocol/serverInfo")
+            assert isinstance(info, dict) and info.get("name") == "needhave", f"tools/list _meta serverInfo: {meta}"
+            tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools]
+            check = Check(tools)
+            await flow(client, check)
+    except BaseException:  # noqa: BLE001 - any failure, including an ExceptionGroup from the task group, fails loudly
+        print(f"FAIL {label}:", file=sys.stderr)
+        traceback.print_exc()
+        return 1
+    summary = f"connected as {MODERN}, 8 tools, the full flow, the rules; {check.validated} results validated"
+    if check.pending:
+        print(f"PENDING {label}: {summary}; pending:")
+        for p in check.pending:
+            print(f"  - {p}")
+        return EXIT_PENDING
+    print(f"PASS {label}: {summary}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
