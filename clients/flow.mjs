@@ -133,6 +133,13 @@ export async function fullFlow(call, check, who) {
   assert.equal(post.kind, "need");
   assert.equal(post.note, needNote);
 
+  // (create_have is refused below as a duplicate, not made: each client may
+  // post 10 times an hour from its one IP, and seven share a list.)
+  const listed = check.ok("list_posts", await call("list_posts", {}));
+  assert.ok(listed.posts.some((p) => p.id === post.id && p.note === needNote), "list_posts: the new need");
+  assert.ok(!JSON.stringify(listed).includes(post.secret), "list_posts: no secret");
+  assert.deepEqual(check.ok("read_post", await call("read_post", { id: post.id })), { id: post.id, kind: "need", note: needNote });
+
   const first = check.ok("write_first_reply", await call("write_first_reply", { post_id: post.id, text: "I can help" }));
   assert.match(first.id, HEX(32));
   assert.match(first.secret, HEX(64));

@@ -111,6 +111,12 @@ async def flow(client: Client, check: Check) -> None:
     assert HEX32.match(post["id"]) and HEX64.match(post["secret"]), post
     assert post["kind"] == "need" and post["note"] == need_note, post
 
+    listed = check.ok("list_posts", await call("list_posts", {}))
+    assert any(p["id"] == post["id"] and p["note"] == need_note for p in listed["posts"]), "list_posts: the new need"
+    assert post["secret"] not in json.dumps(listed), "list_posts: no secret"
+    read = check.ok("read_post", await call("read_post", {"id": post["id"]}))
+    assert read == {"id": post["id"], "kind": "need", "note": need_note}, read
+
     first = check.ok("write_first_reply", await call("write_first_reply", {"post_id": post["id"], "text": "I can help"}))
     assert HEX32.match(first["id"]) and HEX64.match(first["secret"]) and first["hidden"] is True, first
     mine = [{"id": first["id"], "text": "I can help"}]
@@ -154,6 +160,11 @@ async def flow(client: Client, check: Check) -> None:
     check.refused("create_need", await call("create_need", {"note": "   "}), "empty_note")
     check.refused("create_have", await call("create_have", {"note": need_note}), "duplicate_note")
     check.refused("accept_reply", await call("accept_reply", {"post_id": post["id"], "secret": "0" * 64}), "bad_secret")
+    check.refused(
+        "accept_reply",
+        await call("accept_reply", {"post_id": post["id"], "secret": post["secret"], "message_id": first["id"]}),
+        "already_accepted",
+    )
     check.refused("read_post", await call("read_post", {"id": "0" * 32}), "not_found")
 
     # Missing, mistyped, extra arguments: isError results naming the argument (SEP-1303).
@@ -178,7 +189,51 @@ async def flow(client: Client, check: Check) -> None:
         raise AssertionError("unknown tool: no error")
 
 
+def selftest() -> int:
+    """The checks must be able to fail: a bad structuredContent, a text mismatch, a missing schema."""
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "string", "pattern": "^[0-9a-f]{32}$"}},
+        "required": ["id"],
+        "additionalProperties": False,
+    }
+    tools = [
+        {"name": n, "inputSchema": {"type": "object", "additionalProperties": False}, "outputSchema": schema}
+        for n in TOOLS
+    ]
+
+    class R:
+        def __init__(self, value: Any, text: Any = None, is_error: bool = False) -> None:
+            self.is_error = is_error
+            self.structured_content = value
+            self.content = [types.TextContent(type="text", text=json.dumps(value if text is None else text))]
+
+        def model_dump_json(self) -> str:
+            return json.dumps(self.structured_content)
+
+    check = Check(tools)
+    good = {"id": "0" * 32}
+    assert check.ok("read_post", R(good)) == good
+    for bad in [R({"id": "x"}), R({**good, "extra": 1}), R(good, text={"id": "1" * 32})]:
+        try:
+            check.ok("read_post", bad)
+        except AssertionError:
+            continue
+        raise SystemExit(f"selftest: {bad.structured_content} was not caught")
+    try:
+        check.refused("read_post", R({"error": "not_found"}, is_error=True), "not_found")
+    except AssertionError:
+        pass
+    else:
+        raise SystemExit("selftest: an error result the schema does not admit was not caught")
+    assert Check([{k: v for k, v in t.items() if k != "outputSchema"} for t in tools]).pending
+    print("PASS py_flow.py self-test: bad structuredContent, text mismatch, error results, missing schemas are caught")
+    return 0
+
+
 async def main() -> int:
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
     if len(sys.argv) < 4 or sys.argv[1] not in (MODERN, "auto") or sys.argv[2] not in ("http", "stdio"):
         print(__doc__, file=sys.stderr)
         return 2

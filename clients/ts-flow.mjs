@@ -98,8 +98,9 @@ try {
   const flow = await fullFlow(call, check, `${sdk} ${negotiation}`);
   await rules(call, check, flow);
 
+  const era = client.getProtocolEra?.() ?? "legacy";
   await client.close();
-  finish(label, check, `connected as ${version} (${client.getProtocolEra?.() ?? "legacy"}), 8 tools, the full flow, the rules`);
+  finish(label, check, `connected as ${version ?? "(not exposed on stdio)"} (${era}), 8 tools, the full flow, the rules`);
 } catch (e) {
   console.error(`FAIL ${label}:`, e);
   await client.close().catch(() => {});
