@@ -35,7 +35,12 @@ pub async fn count() -> Vec<(String, u16, usize)> {
         inner: SqliteStore::open(":memory:").expect("memory store"),
         calls: AtomicUsize::new(0),
     });
-    let ctx = Ctx::new(store.clone(), Arc::new(Config::default()), "127.0.0.1");
+    // A salt: without one every write is refused (`Ctx::ip_hash`).
+    let config = Config {
+        ip_salt: "roundtrips".into(),
+        ..Config::default()
+    };
+    let ctx = Ctx::new(store.clone(), Arc::new(config), "127.0.0.1");
     let mut out = Vec::new();
     let call = |method: &str, path: &str, body: Option<Value>, label: &str| {
         let mut req = Request::new(method, path);

@@ -18,7 +18,7 @@ pub struct Table {
     pub tools: Vec<Tool>,
 }
 
-/// `/// doc  METHOD "path" (Body)? => handler raw? -> responses;`
+/// `/// doc  METHOD "path" (Body)? => handler marks -> responses;`
 pub struct Route {
     /// Everything written before the entry; only doc comments are allowed.
     pub attrs: Vec<Attribute>,
@@ -27,7 +27,15 @@ pub struct Route {
     pub path: LitStr,
     pub body: Option<Type>,
     pub handler: syn::Path,
+    /// The words between the handler and `->`, as written; `check.rs`
+    /// judges them (known, once each, `replica` on a GET only).
+    pub marks: Vec<Ident>,
+    /// `raw`: the handler builds its own responses.
     pub raw: bool,
+    /// `replica`: the route may read from a read replica (a D1 session
+    /// `first-unconstrained`, or the bookmark the client sent); every other
+    /// route reads the primary.
+    pub replica: bool,
     pub responses: Vec<Response>,
 }
 
@@ -148,7 +156,6 @@ pub fn shape(path: &str) -> Vec<Option<String>> {
 
 mod kw {
     syn::custom_keyword!(tool);
-    syn::custom_keyword!(raw);
     syn::custom_keyword!(html);
     syn::custom_keyword!(empty);
     syn::custom_keyword!(then);
@@ -200,10 +207,14 @@ fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> 
     };
     input.parse::<Token![=>]>()?;
     let handler: syn::Path = input.parse()?;
-    let raw = input.peek(kw::raw);
-    if raw {
-        input.parse::<kw::raw>()?;
+    // Any words up to `->`: a misspelled mark is a spanned error from
+    // `check.rs` that names the marks, not a parse error at `->`.
+    let mut marks = Vec::new();
+    while input.peek(Ident) {
+        marks.push(input.parse::<Ident>()?);
     }
+    let raw = marks.iter().any(|m| m == "raw");
+    let replica = marks.iter().any(|m| m == "replica");
     input.parse::<Token![->]>()?;
     let mut responses = Vec::new();
     loop {
@@ -245,7 +256,9 @@ fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> 
         path,
         body,
         handler,
+        marks,
         raw,
+        replica,
         responses,
     })
 }

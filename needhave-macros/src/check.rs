@@ -22,6 +22,8 @@ use syn::Ident;
 use crate::ast::{Response, ResponseKind, Route, Segment, Source, Table, Tool};
 
 pub const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+/// The words that may stand between a route's handler and `->`.
+const MARKS: &[&str] = &["raw", "replica"];
 const HINTS: &[&str] = &["read_only", "idempotent"];
 
 #[derive(Default)]
@@ -130,6 +132,7 @@ fn check_route(cx: &Ctxt, route: &Route) {
         );
     }
     check_path(cx, &route.path);
+    check_marks(cx, route, &method);
     if let (Some(body), "GET") = (&route.body, method.as_str()) {
         cx.error_spanned_by(
             body,
@@ -232,6 +235,36 @@ fn check_route(cx: &Ctxt, route: &Route) {
             "no success response: add one 2xx with a type, `html` or `empty` \
              (or mark the handler `raw` if it builds its own responses)",
         );
+    }
+}
+
+/// The marks after the handler: each known, each once, and `replica` only
+/// where a stale answer is harmless.
+fn check_marks(cx: &Ctxt, route: &Route, method: &str) {
+    let mut seen = HashSet::new();
+    for mark in &route.marks {
+        let name = mark.to_string();
+        if !MARKS.contains(&name.as_str()) {
+            cx.error_spanned_by(
+                mark,
+                format!(
+                    "unknown mark `{name}` after the handler; expected `raw` (the handler \
+                     builds its own responses) or `replica` (the route may read from a read \
+                     replica)"
+                ),
+            );
+        } else if !seen.insert(name.clone()) {
+            cx.error_spanned_by(mark, format!("`{name}` is written twice"));
+        } else if name == "replica" && method != "GET" {
+            cx.error_spanned_by(
+                mark,
+                format!(
+                    "`replica` on a {method} route: a {method} writes, or reads behind a secret \
+                     or a key, and must read the primary (an author who has just accepted must \
+                     never read a stale 404); only a public GET may read from a replica"
+                ),
+            );
+        }
     }
 }
 

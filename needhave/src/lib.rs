@@ -29,8 +29,9 @@ mod worker;
 
 use std::sync::{Arc, OnceLock};
 
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 use crate::http::{Request, Response};
+use crate::store::session::BOOKMARK_HEADER;
 use crate::store::Store;
 
 /// What the operator decides, shared by every request.
@@ -59,7 +60,10 @@ pub struct Ctx {
     pub api: &'static table::Api,
     /// Held for this request only; nothing but its salted hash goes further.
     client_ip: String,
-    ip_hash: OnceLock<String>,
+    /// `None` once a write was refused for want of a salt or an IP.
+    /// Shared by the contexts the dispatcher derives from this one (an MCP
+    /// plan's steps): worked out, or refused and logged, once a request.
+    ip_hash: Arc<OnceLock<Option<String>>>,
 }
 
 impl Ctx {
@@ -70,22 +74,55 @@ impl Ctx {
             config,
             api: &routes::API,
             client_ip: client_ip.to_string(),
-            ip_hash: OnceLock::new(),
+            ip_hash: Arc::new(OnceLock::new()),
         }
     }
 
-    /// Salted SHA-256 of the client IP. Worked out on first use: only the
-    /// calls that write count per IP, and reads are most of the traffic
-    /// (the hash was an eighth of a `GET /posts`, counted with callgrind).
-    pub fn ip_hash(&self) -> &str {
-        self.ip_hash
-            .get_or_init(|| secrets::ip_hash(&self.config.ip_salt, &self.client_ip))
+    /// This context with its store as a route of `consistency` reads it
+    /// (the dispatcher's, before each handler); `None` when the store has
+    /// no sessions and this context serves unchanged.
+    pub fn session(&self, consistency: store::Consistency) -> Option<Ctx> {
+        let store = self.store.session(consistency)?;
+        Some(Ctx {
+            store,
+            ..self.clone()
+        })
+    }
+
+    /// Salted SHA-256 of the client IP, which every write keeps for the
+    /// per-IP limits. Worked out on first use: only the calls that write
+    /// count per IP, and reads are most of the traffic (the hash was an
+    /// eighth of a `GET /posts`, counted with callgrind).
+    ///
+    /// Fails safe: without a salt (the Worker's `IP_SALT` secret unset) the
+    /// hashes of a short IP list could be matched, and without a client IP
+    /// (a request that did not come through Cloudflare's edge) every such
+    /// request would share one bucket; either way the write is refused with
+    /// 500 `internal` (the operator's to fix, and not worth a client's
+    /// retry, which a 503 would invite) and one log line that names what is
+    /// missing. Reads never ask, so they still work.
+    pub fn ip_hash(&self) -> Result<&str, ApiError> {
+        let hash = self.ip_hash.get_or_init(|| {
+            let missing = if self.config.ip_salt.is_empty() {
+                "no IP salt is set (the Worker secret IP_SALT: `wrangler secret put IP_SALT`)"
+            } else if self.client_ip.is_empty() {
+                "the request has no client IP (the Worker's CF-Connecting-IP header)"
+            } else {
+                return Some(secrets::ip_hash(&self.config.ip_salt, &self.client_ip));
+            };
+            platform::log_error(&format!("write refused: {missing}"));
+            None
+        });
+        hash.as_deref().ok_or(ApiError(Code::Internal))
     }
 }
 
 /// Answers one request, whatever the target: the body limit, browsers'
 /// Origin and CORS, the dispatcher, and the headers every answer carries.
 pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
+    if let Some(b) = req.header(BOOKMARK_HEADER) {
+        ctx.store.resume(b);
+    }
     let raw = ctx.api.route(&req.method, &req.path).is_some_and(|r| r.raw);
     let mut resp = if req.method == "OPTIONS" {
         origin::preflight(req, &ctx.config)
@@ -96,6 +133,10 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     } else {
         (ctx.api.dispatch)(req, ctx).await
     };
+    // Read-your-writes for a client that sends it back.
+    if let Some(b) = ctx.store.bookmark() {
+        resp.headers.push((BOOKMARK_HEADER, b));
+    }
     origin::decorate(req, &ctx.config, &mut resp);
     finish(req, &mut resp);
     resp

@@ -1,9 +1,14 @@
 //! The table: every call of the list, said once.
 //!
 //! Each route line is: doc comment, `METHOD "path" (BodyType)? => handler
-//! raw? -> status Type, status [error codes], …;`. Each tool line is: doc
-//! comment (the description a model reads), `tool name "Title" [hints]?
-//! { arguments } => plan;` where a plan is one or more branches of route calls
+//! raw? replica? -> status Type, status [error codes], …;` (`raw`: the
+//! handler builds its own responses; `replica`: a public GET that may read
+//! from a D1 read replica, while every other route reads the primary).
+//! A write lists `500 [internal]`: besides a store failure, it is what a
+//! write gets when the Worker cannot tell who asks (no `IP_SALT`, no
+//! `CF-Connecting-IP`; see `Ctx::ip_hash`).
+//! Each tool line is: doc comment (the description a model reads), `tool
+//! name "Title" [hints]? { arguments } => plan;` where a plan is one or more branches of route calls
 //! (`if arg` picks a branch by an optional argument; `then if field` runs a
 //! next call when the previous answer's field is true). From this the
 //! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_operations`,
@@ -27,28 +32,29 @@ use crate::pages;
 
 needhave_macros::routes! {
     /// The home page: what the list is, and where its calls are described.
-    GET "/" => pages::home::page raw -> 200 html;
+    GET "/" => pages::home::page raw replica -> 200 html;
 
     /// This document: every call of the list.
-    GET "/openapi.json" => pages::openapi::document raw -> 200 serde_json::Value;
+    GET "/openapi.json" => pages::openapi::document raw replica -> 200 serde_json::Value;
 
     /// The public list: the 100 newest posts, newest first. No secrets, no messages.
-    GET "/posts" => posts::list raw -> 200 PostList;
+    GET "/posts" => posts::list raw replica -> 200 PostList;
 
     /// Create a need or a have. The post secret is in this answer only: keep it.
     POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,
         400 [bad_request, bad_kind, empty_note, huge_note, bad_note, contact_details],
-        409 [duplicate_note], 429 [rate_limited];
+        409 [duplicate_note], 429 [rate_limited], 500 [internal];
 
     /// One public post. No secret, no messages.
-    GET "/posts/:id" => posts::read -> 200 PostView, 404 [not_found];
+    GET "/posts/:id" => posts::read replica -> 200 PostView, 404 [not_found];
 
     /// Answer a post with a first message. It stays hidden until the post's author accepts it; the reply secret is in this answer only.
     POST "/posts/:id/messages" (FirstReply) => messages::first -> 201 FirstCreated,
-        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 429 [too_many, rate_limited];
+        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 429 [too_many, rate_limited],
+        500 [internal];
 
     /// First messages are hidden from the public: always an empty list.
-    GET "/posts/:id/messages" => messages::hidden -> 200 NoMessages, 404 [not_found];
+    GET "/posts/:id/messages" => messages::hidden replica -> 200 NoMessages, 404 [not_found];
 
     /// The post's author, with the post secret, reads the waiting first messages, oldest first.
     POST "/posts/:id/waiting" (PostSecret) => messages::waiting -> 200 Waiting,
@@ -56,7 +62,8 @@ needhave_macros::routes! {
 
     /// The post's author accepts one first message; the answer is the new thread's key.
     POST "/posts/:id/accept" (Accept) => messages::accept -> 201 ThreadKey,
-        400 [bad_request], 403 [bad_secret], 404 [not_found], 409 [already_accepted];
+        400 [bad_request], 403 [bad_secret], 404 [not_found], 409 [already_accepted],
+        500 [internal];
 
     /// The respondent, with the reply secret, learns whether the first message was accepted, and then the thread key.
     POST "/messages/:id/thread" (ReplySecret) => threads::callback -> 200 Callback,
@@ -67,7 +74,7 @@ needhave_macros::routes! {
 
     /// Write the next message in a thread.
     POST "/threads/messages" (ThreadMessage) => threads::write -> 201 LaterCreated,
-        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found];
+        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 500 [internal];
 
     /// MCP over stateless Streamable HTTP: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`.
     POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,

@@ -5,6 +5,7 @@
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::platform::BoxFuture;
+pub use crate::store::Consistency;
 use crate::Ctx;
 
 /// The whole table, handed down to whatever describes or re-enters the list
@@ -41,6 +42,9 @@ pub struct Route {
     pub body: Option<&'static str>,
     /// The handler builds its own responses (pages, MCP).
     pub raw: bool,
+    /// Where its reads may come from: a replica (`replica` in the table,
+    /// public reads only) or the primary (everything else).
+    pub consistency: Consistency,
     pub responses: &'static [RouteResponse],
     /// The MCP tools whose plans call this route.
     pub tools: &'static [&'static str],

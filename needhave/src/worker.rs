@@ -6,26 +6,21 @@
 //! cannot forge in production. Its salt is the Worker secret `IP_SALT`;
 //! optional `ALLOWED_ORIGINS` (comma-separated) widens the MCP Origin check.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
+use worker::js_sys::{Function, Promise, Reflect, Uint8Array};
+use worker::wasm_bindgen::{JsCast, JsValue};
+use worker::wasm_bindgen_futures::JsFuture;
 use worker::{event, Context, Env, Headers};
 
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
+use crate::store::session::Sessions;
 use crate::{platform, rules, Config, Ctx};
 
-thread_local! {
-    static WARNED_SALT: Cell<bool> = const { Cell::new(false) };
-}
-
 #[event(fetch)]
-async fn fetch(
-    mut req: worker::Request,
-    env: Env,
-    _ctx: Context,
-) -> worker::Result<worker::Response> {
+async fn fetch(req: worker::Request, env: Env, _ctx: Context) -> worker::Result<worker::Response> {
     let mut request = Request::new(req.method().as_ref(), &req.path());
     request.headers = req
         .headers()
@@ -52,23 +47,57 @@ async fn fetch(
         .and_then(|v| v.trim().parse::<usize>().ok());
     let response = if declared.is_some_and(|n| n > rules::MAX_BODY) {
         // Not worth reading: answer before the body arrives.
-        let mut r = Response::error(Code::TooLarge);
-        crate::finish(&request, &mut r);
-        r
+        refuse(&request, Code::TooLarge)
     } else {
-        match req.bytes().await {
-            Ok(body) => {
+        match read_body(&req, rules::MAX_BODY).await {
+            Ok(Some(body)) => {
                 request.body = body;
                 answer(&request, &env).await
             }
-            Err(_) => {
-                let mut r = Response::error(Code::BadRequest);
-                crate::finish(&request, &mut r);
-                r
-            }
+            Ok(None) => refuse(&request, Code::TooLarge),
+            Err(_) => refuse(&request, Code::BadRequest),
         }
     };
     to_worker(response)
+}
+
+fn refuse(request: &Request, code: Code) -> Response {
+    let mut r = Response::error(code);
+    crate::finish(request, &mut r);
+    r
+}
+
+/// The body, or `None` as soon as it passes `limit` bytes: a chunked body
+/// declares no length, and reading it whole first (`req.bytes()`) would let
+/// one request make the isolate hold all of it. The stream's reader is
+/// cancelled there and the rest never read. Through `js_sys` calls rather
+/// than worker's `ByteStream`, which links `wasm-streams`.
+async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>>, JsValue> {
+    let Some(stream) = req.inner().body() else {
+        return Ok(Some(Vec::new()));
+    };
+    let method = |this: &JsValue, name: &str| -> Result<Function, JsValue> {
+        Reflect::get(this, &JsValue::from_str(name))?.dyn_into::<Function>()
+    };
+    let reader = method(&stream, "getReader")?.call0(&stream)?;
+    let read = method(&reader, "read")?;
+    let mut body = Vec::new();
+    loop {
+        let chunk = JsFuture::from(read.call0(&reader)?.dyn_into::<Promise>()?).await?;
+        if Reflect::get(&chunk, &JsValue::from_str("done"))?.is_truthy() {
+            return Ok(Some(body));
+        }
+        let bytes = Uint8Array::new(&Reflect::get(&chunk, &JsValue::from_str("value"))?);
+        let start = body.len();
+        let end = start + bytes.length() as usize;
+        if end > limit {
+            // Its promise is left to settle: nothing more is wanted.
+            let _ = method(&reader, "cancel").and_then(|cancel| cancel.call0(&reader));
+            return Ok(None);
+        }
+        body.resize(end, 0);
+        bytes.copy_to(&mut body[start..]);
+    }
 }
 
 async fn answer(request: &Request, env: &Env) -> Response {
@@ -76,22 +105,14 @@ async fn answer(request: &Request, env: &Env) -> Response {
         Ok(db) => db,
         Err(e) => {
             platform::log_error(&format!("no D1 binding DB: {e}"));
-            let mut r = Response::error(Code::Internal);
-            crate::finish(request, &mut r);
-            return r;
+            return refuse(request, Code::Internal);
         }
     };
-    let ip_salt = match env.secret("IP_SALT") {
-        Ok(s) => s.to_string(),
-        Err(_) => {
-            // The hashes are still one-way; but without the operator's salt
-            // a short IP list could be hashed and compared. Say so, once.
-            if !WARNED_SALT.replace(true) {
-                platform::log_error("secret IP_SALT is not set: run `wrangler secret put IP_SALT`");
-            }
-            String::new()
-        }
-    };
+    // Missing (or empty): writes are refused, and say why (`Ctx::ip_hash`).
+    let ip_salt = env
+        .secret("IP_SALT")
+        .map(|s| s.to_string())
+        .unwrap_or_default();
     let allowed_origins = env
         .var("ALLOWED_ORIGINS")
         .map(|v| {
@@ -108,13 +129,15 @@ async fn answer(request: &Request, env: &Env) -> Response {
         allowed_origins,
         allowed_hosts: None,
     };
+    // Without it, none: such requests must not share one bucket of the
+    // per-IP limits, so their writes are refused (`Ctx::ip_hash`).
     let ip = request
         .header("cf-connecting-ip")
         .map(str::trim)
-        .filter(|ip| !ip.is_empty())
-        .unwrap_or("unknown")
+        .unwrap_or("")
         .to_string();
-    let ctx = Ctx::new(Arc::new(D1Store::new(db)), Arc::new(config), &ip);
+    let store = Sessions::new(D1Store::new(db));
+    let ctx = Ctx::new(Arc::new(store), Arc::new(config), &ip);
     crate::handle(request, &ctx).await
 }
 

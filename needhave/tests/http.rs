@@ -79,7 +79,10 @@ fn every_declared_status_is_produced() {
     let seen = seen().lock().unwrap().clone();
     let mut missing = Vec::new();
     for route in needhave::routes::ROUTES {
-        for status in route.statuses() {
+        // A 500 is the server failing, which no well-run list does to a
+        // black-box client: `tests/failsafe.rs` produces every declared one
+        // in process (no IP salt, no client IP).
+        for status in route.statuses().filter(|s| *s != 500) {
             if !seen.contains(&(route.method.to_string(), route.path.to_string(), status)) {
                 missing.push(format!("{} {} {}", route.method, route.path, status));
             }

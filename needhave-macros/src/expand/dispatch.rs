@@ -84,8 +84,19 @@ pub fn expand(table: &Table) -> TokenStream {
 
 fn call_route(index: usize, r: &Route) -> TokenStream {
     let handler = &r.handler;
+    // The handler's `ctx.store` is a session of the route's consistency
+    // (replica or primary) where the store has sessions (D1); elsewhere the
+    // request's own context, untouched.
+    let session = quote! {
+        let __session = ctx.session(ROUTES[#index].consistency);
+        let ctx: &crate::Ctx = __session.as_ref().unwrap_or(ctx);
+    };
     if r.raw {
-        return quote_spanned!(handler.span()=> #handler(req, ctx).await);
+        let call = quote_spanned!(handler.span()=> #handler(req, ctx).await);
+        return quote! {{
+            #session
+            #call
+        }};
     }
     let params: Vec<(syn::Ident, syn::Ident)> = r
         .segments()
@@ -140,6 +151,7 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     quote! {{
         #(#parse_params)*
         #parse_body
+        #session
         let result = #call;
         let result: #result_ty = #result;
         crate::http::Response::#respond(&ROUTES[#index], #status, result)

@@ -28,6 +28,11 @@ pub fn expand(table: &Table) -> TokenStream {
         let path = r.path.value();
         let doc = &r.doc;
         let raw = r.raw;
+        let consistency = if r.replica {
+            quote!(crate::table::Consistency::Replica)
+        } else {
+            quote!(crate::table::Consistency::Primary)
+        };
         let handler = &r.handler;
         let handler = quote!(#handler).to_string().replace(' ', "");
         let body = match &r.body {
@@ -74,6 +79,7 @@ pub fn expand(table: &Table) -> TokenStream {
                 handler: #handler,
                 body: #body,
                 raw: #raw,
+                consistency: #consistency,
                 responses: &[#(#responses),*],
                 tools: &[#(#tools),*],
             }

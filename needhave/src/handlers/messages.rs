@@ -99,7 +99,7 @@ pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, 
                  WHERE ip_hash = ?2 AND role = 'first' AND created_at > ?3) AS recent",
             ))
             .bind(id.as_str())
-            .bind(ctx.ip_hash())
+            .bind(ctx.ip_hash()?)
             .bind(since),
             prepare(concat!(
                 "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at) \
@@ -111,7 +111,7 @@ pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, 
                  RETURNING id",
             ))
             .bind(id.as_str())
-            .bind(ctx.ip_hash())
+            .bind(ctx.ip_hash()?)
             .bind(since)
             .bind(&message_id)
             .bind(text)
@@ -206,7 +206,7 @@ pub async fn accept(ctx: &Ctx, id: Id, body: Accept) -> Result<ThreadKey, ApiErr
             .bind(new_id())
             .bind(&thread_key)
             .bind(sha256_hex(&thread_key))
-            .bind(ctx.ip_hash())
+            .bind(ctx.ip_hash()?)
             .bind(ctx.now_ms),
         ])
         .await?;

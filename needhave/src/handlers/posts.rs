@@ -99,7 +99,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
                  (SELECT count(*) FROM posts WHERE ip_hash = ?2 AND created_at > ?3) AS recent",
             )
             .bind(&key)
-            .bind(ctx.ip_hash())
+            .bind(ctx.ip_hash()?)
             .bind(since)
             .bind(note),
             prepare(
@@ -114,7 +114,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
             .bind(kind.as_str())
             .bind(note)
             .bind(sha256_hex(&secret))
-            .bind(ctx.ip_hash())
+            .bind(ctx.ip_hash()?)
             .bind(ctx.now_ms)
             .bind(since)
             .bind(rules::CREATES_PER_HOUR)

@@ -134,7 +134,7 @@ pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiEr
             .bind(&id)
             .bind(text)
             .bind(sha256_hex(&body.thread_key))
-            .bind(ctx.ip_hash())
+            .bind(ctx.ip_hash()?)
             .bind(ctx.now_ms),
         )
         .await?

@@ -27,7 +27,8 @@ mod builder {
     use serde_json::{json, Map, Value};
 
     use crate::error::Code;
-    use crate::table::{Body, Route};
+    use crate::store::session::BOOKMARK_HEADER;
+    use crate::table::{Body, Consistency, Route};
 
     pub struct Builder {
         gen: SchemaGenerator,
@@ -62,7 +63,7 @@ mod builder {
             let mut op = Map::new();
             op.insert("operationId".into(), json!(operation_id(route)));
             op.insert("summary".into(), json!(route.doc));
-            let params: Vec<Value> = route
+            let mut params: Vec<Value> = route
                 .path
                 .split('/')
                 .filter_map(|s| s.strip_prefix(':'))
@@ -75,9 +76,15 @@ mod builder {
                     })
                 })
                 .collect();
-            if !params.is_empty() {
-                op.insert("parameters".into(), Value::Array(params));
-            }
+            // Every call takes and answers a bookmark; the table says where
+            // its reads come from.
+            params.push(json!({"$ref": "#/components/parameters/Bookmark"}));
+            op.insert("parameters".into(), Value::Array(params));
+            let reads = match route.consistency {
+                Consistency::Replica => "replica",
+                Consistency::Primary => "primary",
+            };
+            op.insert("x-reads-from".into(), json!(reads));
             if let Some(schema) = &body {
                 op.insert(
                     "requestBody".into(),
@@ -101,6 +108,16 @@ mod builder {
                     }),
                     Body::Empty => json!({"description": describe(r.status)}),
                     Body::Errors(codes) => error_response(codes),
+                };
+                let content = match content {
+                    Value::Object(mut m) if (200..300).contains(&r.status) => {
+                        m.insert(
+                            "headers".into(),
+                            json!({BOOKMARK_HEADER: {"$ref": "#/components/headers/Bookmark"}}),
+                        );
+                        Value::Object(m)
+                    }
+                    other => other,
                 };
                 responses.insert(r.status.to_string(), content);
             }
@@ -140,7 +157,20 @@ mod builder {
                     ),
                 },
                 "paths": self.paths,
-                "components": {"schemas": schemas},
+                "components": {
+                    "schemas": schemas,
+                    "parameters": {"Bookmark": {
+                        "name": BOOKMARK_HEADER,
+                        "in": "header",
+                        "required": false,
+                        "description": "The x-d1-bookmark of an earlier answer: this call then reads at least as fresh as that answer saw the list (read-your-writes). Calls marked x-reads-from: replica may otherwise be answered from a read replica a moment behind; the others always read the primary. Ignored where the list keeps one copy (needhave serve).",
+                        "schema": {"type": "string"}
+                    }},
+                    "headers": {"Bookmark": {
+                        "description": "The newest D1 bookmark this call saw (or the one it was sent): send it back as x-d1-bookmark to read your own writes. Absent where the list keeps one copy (needhave serve).",
+                        "schema": {"type": "string"}
+                    }},
+                },
             })
         }
     }

@@ -5,6 +5,11 @@
 //! concurrency (the check and the write it guards travel together). The SQL
 //! text is the same that SQLite runs natively.
 //!
+//! Each batch runs in a session of its own (`withSession(start).batch`),
+//! started where `store::session` says (the primary, any replica, or the
+//! request's bookmark): still one round trip, since creating a session
+//! queries nothing. The request's store is `Sessions<D1Store>`.
+//!
 //! The batch's answer crosses from JS as one `JSON.stringify` read by
 //! serde_json, which the list links anyway: converting each value through
 //! serde-wasm-bindgen would cost the Worker's size more than it saves time.
@@ -16,7 +21,8 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::types::D1Database as D1Sys;
 use worker::D1Database;
 
-use super::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
+use super::session::{SessionAnswer, SessionDb};
+use super::{Memo, Row, Statement, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
 
 pub struct D1Store {
@@ -81,17 +87,20 @@ fn statement_rows(result: Json) -> StoreResult<Vec<Row>> {
 }
 
 impl D1Store {
-    async fn run_batch(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
-        let db = self.sys();
+    async fn run_batch(&self, start: &str, statements: &[Statement]) -> StoreResult<SessionAnswer> {
+        let session = self.sys().with_session(Some(start)).map_err(js_error)?;
         let prepared = Array::new();
         for s in statements {
             let params: Array = s.params.iter().map(js).collect();
-            let stmt = db.prepare(s.sql).map_err(js_error)?;
+            let stmt = session.session_prepare(s.sql).map_err(js_error)?;
             let bound: JsValue = stmt.bind(params).map_err(js_error)?.into();
             prepared.push(&bound);
         }
-        let promise = db.batch(prepared).map_err(js_error)?;
+        let promise = session.session_batch(prepared).map_err(js_error)?;
         let answer = JsFuture::from(promise).await.map_err(js_error)?;
+        // A runtime without bookmarks (or one that throws) leaves the
+        // request's bookmark where it was.
+        let bookmark = session.get_bookmark().ok().flatten();
         let text: String = JSON::stringify(&answer).map_err(js_error)?.into();
         let Ok(Json::Array(results)) = serde_json::from_slice(text.as_bytes()) else {
             return Err(StoreError("D1 answer: not a JSON array".into()));
@@ -103,19 +112,27 @@ impl D1Store {
                 statements.len()
             )));
         }
-        results.into_iter().map(statement_rows).collect()
+        let rows = results
+            .into_iter()
+            .map(statement_rows)
+            .collect::<StoreResult<_>>()?;
+        Ok((rows, bookmark))
     }
 }
 
 /// The Worker binds one database (`DB`), so one memo per isolate serves it.
 static MEMO: Memo = Memo::new();
 
-impl Store for D1Store {
+impl SessionDb for D1Store {
     fn memo(&self) -> Option<&Memo> {
         Some(&MEMO)
     }
 
-    fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-        Box::pin(async move { self.run_batch(&statements).await })
+    fn batch_from<'a>(
+        &'a self,
+        start: &'a str,
+        statements: Vec<Statement>,
+    ) -> BoxFuture<'a, StoreResult<SessionAnswer>> {
+        Box::pin(async move { self.run_batch(start, &statements).await })
     }
 }

@@ -6,9 +6,16 @@
 //! trait's one required method is `batch`, and why the limits live in the
 //! SQL: a check and the write it guards always travel together. (The one
 //! exception makes none: a public list the store's [`Memo`] can vouch for.)
+//!
+//! Which copy of the database a call may read is a fact of its route in the
+//! table ([`Consistency`]); the dispatcher hands each handler a `ctx.store`
+//! that is a [`Store::session`] of that kind, so handlers never say it. A
+//! store with one copy (SQLite) has no sessions and ignores it; D1 maps it
+//! onto its Sessions API (`session.rs`).
 
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
+pub mod session;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod migrate;
 #[cfg(not(target_arch = "wasm32"))]
@@ -112,6 +119,18 @@ impl StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// Where a route's reads may come from, as the table says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Consistency {
+    /// Any copy at least as fresh as the request's bookmark, or, without
+    /// one, any copy at all: public reads, where a copy a moment old is as
+    /// good as the primary and much nearer.
+    Replica,
+    /// The primary: every write, and every read behind a secret or a thread
+    /// key, which must see what was just written.
+    Primary,
+}
+
 pub trait Store: MaybeSend {
     /// Runs the statements in order, in one transaction, in one round trip,
     /// and returns each one's rows (a write's rows are its `RETURNING`).
@@ -121,6 +140,24 @@ pub trait Store: MaybeSend {
     fn memo(&self) -> Option<&Memo> {
         None
     }
+
+    /// This request's store as a route of `consistency` reads it, sharing
+    /// the request's bookmark; `None` where every read sees every write
+    /// (one copy of the database), and the store itself serves.
+    fn session(&self, _consistency: Consistency) -> Option<Arc<dyn Store>> {
+        None
+    }
+
+    /// The newest bookmark this request has seen (the client's, or one a
+    /// call answered), for the answer's `x-d1-bookmark`; `None` without
+    /// sessions.
+    fn bookmark(&self) -> Option<String> {
+        None
+    }
+
+    /// Starts this request at a client's bookmark: its replica reads are at
+    /// least that fresh. A bookmark that cannot be one is ignored.
+    fn resume(&self, _bookmark: &str) {}
 }
 
 /// Serialized results (JSON text) kept under a version, one per key, for one

@@ -1,0 +1,13 @@
+//! A misspelled mark after the handler is named, with the marks there are.
+#![allow(unused)]
+use needhave::{error, http, pages, platform, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// The list.
+    GET "/posts" => posts::list replika -> 200 PostList;
+}
+
+fn main() {}

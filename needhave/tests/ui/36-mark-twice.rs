@@ -1,0 +1,13 @@
+//! A mark written twice is a slip worth pointing at.
+#![allow(unused)]
+use needhave::{error, http, pages, platform, table, Ctx};
+#[path = "support/mod.rs"]
+mod support;
+use support::*;
+
+needhave_macros::routes! {
+    /// One post.
+    GET "/posts/:id" => posts::read replica replica -> 200 Post, 404 [not_found];
+}
+
+fn main() {}
