@@ -15,9 +15,9 @@
 
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
-pub mod session;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod migrate;
+pub mod session;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod sqlite;
 
