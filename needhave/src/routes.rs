@@ -76,9 +76,9 @@ needhave_macros::routes! {
     POST "/threads/messages" (ThreadMessage) => threads::write -> 201 LaterCreated,
         400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 500 [internal];
 
-    /// MCP over stateless Streamable HTTP: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`.
+    /// MCP over stateless Streamable HTTP, JSON responses. 2024-11-05 to 2025-11-25: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`, batches. 2026-07-28: `server/discover`, `tools/list`, `tools/call`, each with its version in `_meta`.
     POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,
-        400 JsonRpcResponse, 403 JsonRpcResponse;
+        400 JsonRpcResponse, 403 JsonRpcResponse, 404 JsonRpcResponse;
 
     /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.
     tool list_posts "List needs and haves" [read_only] {} => GET "/posts" {};

@@ -1288,6 +1288,25 @@ async fn mcp_transport() {
         assert_eq!(r.status, 405, "{method} /mcp");
         assert_eq!(r.header("allow"), Some("POST"));
     }
+    // 2026-07-28 has no `ping`: an unknown method there is 404, -32601.
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "ping"),
+    ];
+    let r = c
+        .send(
+            "POST",
+            "/mcp",
+            Some(ping.to_string().into_bytes()),
+            &headers,
+        )
+        .await;
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert_eq!(r.json()["error"]["code"], -32601);
+    assert_eq!(r.json()["id"], 2);
     // A notification: 202, empty body.
     let r = c
         .post(

@@ -342,10 +342,9 @@ async fn json_rpc_errors_travel_with_http_200() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_tools_and_bad_params_are_32602() {
+async fn unknown_tools_and_malformed_calls_are_32602() {
     let c = Client::new();
     let call = |params: Value| json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
-    let extra = fresh_note("extra field");
     let cases = [
         json!({"name": "no_such_tool", "arguments": {}}),
         json!({"name": "List_Posts"}),
@@ -355,20 +354,6 @@ async fn unknown_tools_and_bad_params_are_32602() {
         json!({}),
         json!({"name": "create_need", "arguments": "note"}),
         json!({"name": "create_need", "arguments": ["x"]}),
-        json!({"name": "create_need", "arguments": {}}),
-        json!({"name": "create_need"}),
-        json!({"name": "create_need", "arguments": {"note": 5}}),
-        json!({"name": "create_need", "arguments": {"note": null}}),
-        json!({"name": "create_need", "arguments": {"note": extra, "kind": "have"}}),
-        json!({"name": "list_posts", "arguments": {"limit": 5}}),
-        json!({"name": "read_post", "arguments": {}}),
-        json!({"name": "read_post", "arguments": {"id": ["x"]}}),
-        json!({"name": "write_first_reply", "arguments": {"post_id": ZERO_ID}}),
-        json!({"name": "accept_reply", "arguments": {"post_id": ZERO_ID}}),
-        json!({"name": "accept_reply", "arguments": {"post_id": ZERO_ID, "secret": "s", "message_id": 1}}),
-        json!({"name": "read_thread", "arguments": {"thread_key": 1}}),
-        json!({"name": "write_thread_message", "arguments": {"thread_key": "k"}}),
-        json!({"name": "write_thread_message", "arguments": {"text": "t"}}),
     ];
     for params in cases {
         let v = c.rpc(call(params.clone())).await;
@@ -381,6 +366,95 @@ async fn unknown_tools_and_bad_params_are_32602() {
             .rpc(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}))
             .await;
         rpc_error(&v, -32602);
+    }
+}
+
+/// SEP-1303: arguments a tool does not take are a tool result the model
+/// can read and mend, naming what is wrong, and nothing runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn argument_errors_are_is_error_results_naming_the_argument() {
+    let c = Client::new();
+    let extra = fresh_note("extra field");
+    let cases = [
+        ("create_need", json!({}), "missing argument `note`"),
+        (
+            "create_need",
+            json!({"note": 5}),
+            "argument `note` must be a string",
+        ),
+        (
+            "create_need",
+            json!({"note": null}),
+            "argument `note` must be a string",
+        ),
+        (
+            "create_need",
+            json!({"note": extra, "kind": "have"}),
+            "unknown argument `kind`",
+        ),
+        (
+            "list_posts",
+            json!({"limit": 5}),
+            "unknown argument `limit`",
+        ),
+        ("read_post", json!({}), "missing argument `id`"),
+        (
+            "read_post",
+            json!({"id": ["x"]}),
+            "argument `id` must be a string",
+        ),
+        (
+            "write_first_reply",
+            json!({"post_id": ZERO_ID}),
+            "missing argument `text`",
+        ),
+        (
+            "accept_reply",
+            json!({"post_id": ZERO_ID}),
+            "missing argument `secret`",
+        ),
+        (
+            "accept_reply",
+            json!({"post_id": ZERO_ID, "secret": "s", "message_id": 1}),
+            "argument `message_id` must be a string",
+        ),
+        (
+            "read_thread",
+            json!({"thread_key": 1}),
+            "argument `thread_key` must be a string",
+        ),
+        (
+            "read_thread",
+            json!({}),
+            "missing argument `message_id` (or give `thread_key`)",
+        ),
+        (
+            "read_thread",
+            json!({"message_id": ZERO_ID}),
+            "argument `message_id` needs `secret` as well",
+        ),
+        (
+            "read_thread",
+            json!({"secret": "s"}),
+            "argument `secret` needs `message_id` as well",
+        ),
+        (
+            "write_thread_message",
+            json!({"thread_key": "k"}),
+            "missing argument `text`",
+        ),
+        (
+            "write_thread_message",
+            json!({"text": "t"}),
+            "missing argument `thread_key`",
+        ),
+    ];
+    for (tool, args, why) in cases {
+        let v = c.rpc(tool_call(9, tool, args.clone())).await;
+        assert!(v.get("error").is_none(), "{tool} {args}: {v}");
+        let text = tool_err(&v["result"], "bad_request");
+        let message = text["message"].as_str().unwrap_or("");
+        assert_eq!(message, format!("{tool}: {why}"), "{tool} {args}");
     }
     // Nothing was created by any of them.
     assert!(!on_the_list(&extra).await);
@@ -562,6 +636,206 @@ async fn tools_list_is_the_table() {
     assert!(
         desc("read_thread").contains("message_id") && desc("read_thread").contains("thread_key")
     );
+    // read_thread's "thread_key, or message_id and secret", as clients read
+    // it: the pair goes together (no top-level oneOf, which model APIs
+    // refuse in a tool's input schema).
+    let rt = &tools.iter().find(|t| t["name"] == "read_thread").unwrap()["inputSchema"];
+    assert_eq!(
+        rt["dependentRequired"],
+        json!({"message_id": ["secret"], "secret": ["message_id"]})
+    );
+
+    // Every tool has an icon, and an output schema: what the checked-in
+    // file holds, which the table generates (`golden.rs`).
+    let file: Value = serde_json::from_str(needhave::mcp::tools::SCHEMAS).unwrap();
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        let icon = &t["icons"][0];
+        assert!(
+            icon["src"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("data:image/svg+xml;base64,")),
+            "{name}: {icon}"
+        );
+        assert_eq!(icon["mimeType"], "image/svg+xml");
+        let out = &t["outputSchema"];
+        assert_eq!(out, &file[name]["outputSchema"], "{name}");
+        assert_eq!(out["type"], "object", "{name}: an object at the root");
+        walk(out, &mut |m| {
+            assert!(
+                !m.contains_key("$ref") && !m.contains_key("$defs"),
+                "{name}: {out}"
+            );
+            assert!(!m.contains_key("$schema"), "{name}");
+            if let Some(ty) = m.get("type") {
+                assert!(ty.is_string(), "{name}: type {ty} is not one type");
+            }
+        });
+        // One closed shape per way the plan can end.
+        let shapes: Vec<&Value> = match out.get("anyOf") {
+            Some(a) => a.as_array().unwrap().iter().collect(),
+            None => vec![out],
+        };
+        for shape in &shapes {
+            assert_eq!(shape["additionalProperties"], false, "{name}: {shape}");
+        }
+        let keys = |v: &Value| -> BTreeSet<String> {
+            v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let got: Vec<BTreeSet<String>> = shapes.iter().map(|s| keys(s)).collect();
+        let want: Vec<Vec<&str>> = match name {
+            "list_posts" => vec![vec!["posts"]],
+            "create_need" | "create_have" => vec![vec!["id", "kind", "note", "secret"]],
+            "read_post" => vec![vec!["id", "kind", "note"]],
+            "write_first_reply" => vec![vec!["hidden", "id", "post_id", "secret"]],
+            "accept_reply" => vec![vec!["thread_key"], vec!["messages"]],
+            "read_thread" => vec![
+                vec!["messages", "post_id"],
+                vec!["accepted", "thread_key"],
+                vec!["accepted", "messages", "post_id", "thread_key"],
+            ],
+            "write_thread_message" => vec![vec!["id", "post_id"]],
+            other => panic!("{other}"),
+        };
+        let want: Vec<BTreeSet<String>> = want.iter().map(|w| set(w)).collect();
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+/// The checker is live: what is right for one revision is wrong for the
+/// other, so the schema checks in these tests can fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_schema_checks_can_fail() {
+    let c = Client::new();
+    let v = c
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let r = std::panic::catch_unwind(|| {
+        schema::assert_valid(schema::Rev::Modern, "ListToolsResult", &v["result"])
+    });
+    assert!(
+        r.is_err(),
+        "a 2025 tools/list lacks resultType, ttlMs, cacheScope"
+    );
+    let r = std::panic::catch_unwind(|| {
+        schema::assert_answer(
+            "read_post",
+            &json!({"content": [], "structuredContent": {"id": 1}}),
+        )
+    });
+    assert!(r.is_err(), "an answer that does not fit the output schema");
+}
+
+// ------------------------------------------------------------------- ids
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_carry_the_request_id_and_null_only_when_there_is_none() {
+    let c = Client::new();
+    let list = json!({"jsonrpc": "2.0", "id": "req-7", "method": "tools/list"});
+    // The unsupported version: 400, -32022, every version spoken.
+    let r = c
+        .mcp_with(&list, &[("mcp-protocol-version", "1999-01-01")])
+        .await;
+    assert_eq!(r.status, 400);
+    let v = r.json();
+    rpc_error(&v, -32022);
+    assert_eq!(v["id"], "req-7", "{v}");
+    assert_eq!(v["error"]["data"]["requested"], "1999-01-01");
+    assert_eq!(
+        v["error"]["data"]["supported"],
+        json!([
+            "2026-07-28",
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2024-11-05"
+        ])
+    );
+    schema::assert_valid(schema::Rev::Modern, "UnsupportedProtocolVersionError", &v);
+    // A foreign Origin: 403 with the id.
+    let r = c
+        .mcp_with(&list, &[("origin", "https://evil.example")])
+        .await;
+    assert_eq!(r.status, 403);
+    let v = r.json();
+    assert_eq!(v["id"], "req-7", "{v}");
+    schema::assert_valid(schema::Rev::Legacy, "JSONRPCErrorResponse", &v);
+    // A numeric id too.
+    let r = c
+        .mcp_with(
+            &tool_call(42, "list_posts", json!({})),
+            &[("origin", "null")],
+        )
+        .await;
+    assert_eq!((r.status, r.json()["id"].clone()), (403, json!(42)));
+    // No id to carry: a batch, a notification, a body that is not JSON.
+    let batch = json!([list.clone(), list.clone()]);
+    let r = c
+        .mcp_with(&batch, &[("origin", "https://evil.example")])
+        .await;
+    assert_eq!(r.status, 403);
+    assert!(r.json()["id"].is_null(), "{}", r.text());
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = c
+        .mcp_with(&note, &[("mcp-protocol-version", "1999-01-01")])
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["id"].is_null(), "{}", r.text());
+}
+
+// --------------------------------------------------------- bounded batches
+
+/// 20 list_posts of 100 notes of 500 three-byte characters would answer
+/// about 6 MB to a 2 KB request; the batch stops at about 2 MiB, and what
+/// it did not run says so, with its id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_answer_is_bounded() {
+    let c = Client::new();
+    let mut posted = 0;
+    while posted < 100 {
+        let poster = Client::new();
+        for _ in 0..10 {
+            let tag = fresh_note("big");
+            let note: String = format!("{tag} {}", "需".repeat(500 - tag.chars().count() - 1));
+            let r = poster
+                .post("/posts", json!({"kind": "have", "note": note}))
+                .await;
+            assert_eq!(r.status, 201, "{}", r.text());
+            posted += 1;
+        }
+    }
+    let late = fresh_note("after the bound");
+    let mut batch: Vec<Value> = (0..19)
+        .map(|i| tool_call(i, "list_posts", json!({})))
+        .collect();
+    batch.push(tool_call(19, "create_need", json!({"note": late})));
+    let payload = Value::Array(batch);
+    let sent = payload.to_string().len();
+    let r = c.mcp(payload).await;
+    assert_eq!(r.status, 200);
+    let got = r.body.len();
+    let v = r.json();
+    let replies = v.as_array().unwrap();
+    assert_eq!(replies.len(), 20, "every request is answered");
+    let ran = replies
+        .iter()
+        .take_while(|r| r.get("result").is_some())
+        .count();
+    assert!((1..19).contains(&ran), "ran {ran} of 20");
+    for (i, r) in replies.iter().enumerate().skip(ran) {
+        assert_eq!(r["id"], i as u64, "{r}");
+        rpc_error(r, -32000);
+        schema::assert_valid(schema::Rev::Legacy, "JSONRPCErrorResponse", r);
+    }
+    // At most the bound plus one answer (one list is under 400 KB).
+    assert!(got < 2 * 1024 * 1024 + 400 * 1024, "{got} bytes for {sent}");
+    // The create after the bound never ran.
+    assert!(!on_the_list(&late).await);
 }
 
 // ------------------------------------------------------------ the full flow

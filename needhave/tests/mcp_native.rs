@@ -130,6 +130,8 @@ fn loopback_serve_refuses_foreign_host_names() {
         assert_eq!(status, 403, "Host: {host}: {body}");
         let v: Value = serde_json::from_str(&body).expect("a JSON body");
         assert!(v["error"]["code"].is_i64(), "{v}");
+        // The refusal carries the request's id (1), never a made-up null.
+        assert_eq!(v["id"], 1, "{v}");
         assert!(!body.contains("protocolVersion"), "nothing ran");
     }
     for host in [
@@ -409,8 +411,9 @@ fn ok(result: &Value) -> Value {
 fn err(result: &Value, code: &str) {
     assert_eq!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap();
-    assert!(text.contains(code), "{code} not in {text}");
-    assert_eq!(result["structuredContent"], json!({"error": code}));
+    let text: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(text["error"], code, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
 }
 
 #[track_caller]
@@ -554,9 +557,14 @@ fn stdio_server_full_flow_against_needhave_serve() {
     let r = m.rpc(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "nope", "arguments": {}}}));
     assert_eq!(r["error"]["code"], -32602);
+    // Arguments the tool does not take: an isError result naming them.
     let r = m.rpc(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
         "params": {"name": "create_need", "arguments": {"note": 1}}}));
-    assert_eq!(r["error"]["code"], -32602);
+    err(&r["result"], "bad_request");
+    assert!(r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("argument `note` must be a string"));
     // Unparseable lines, even bytes that are not UTF-8: -32700, id null,
     // and the server goes on.
     for bad in [&b"{not json\n"[..], b"\xff\xfe\xfd\n", b"[1,\n"] {

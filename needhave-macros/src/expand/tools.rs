@@ -2,17 +2,21 @@
 //!
 //! A tool is a small plan over routes, not a second implementation: the MCP
 //! endpoint runs the plan through the dispatcher in process, and the stdio
-//! server runs the same plan as HTTP calls against the live list.
+//! server runs the same plan as HTTP calls against the live list. A tool's
+//! answer is made of its routes' answers, so its output schema is too: for
+//! each branch, the success type of each step's route, which `mcp::tools`
+//! merges into the answers that branch can give.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ast::{Source, Table};
+use crate::ast::{ResponseKind, Source, Table};
 
 pub fn expand(table: &Table) -> TokenStream {
     let mut structs = Vec::new();
     let mut entries = Vec::new();
     let mut schemas = Vec::new();
+    let mut outputs = Vec::new();
     for tool in &table.tools {
         let name = tool.name.to_string();
         let args = format_ident!("{}", tool.name);
@@ -32,6 +36,27 @@ pub fn expand(table: &Table) -> TokenStream {
             pub struct #args { #(#fields,)* }
         });
         schemas.push(quote!((#name, ::schemars::schema_for!(tool_args::#args))));
+        let branch_outputs = tool.branches.iter().map(|b| {
+            let steps = b.steps.iter().map(|s| {
+                let shape = crate::ast::shape(&s.path.value());
+                // `check.rs` has made sure the route exists; a route that
+                // answers no JSON type adds nothing a schema could say.
+                let ty = table
+                    .routes
+                    .iter()
+                    .find(|r| r.method == s.method && r.shape() == shape)
+                    .and_then(|r| r.success())
+                    .and_then(|r| match &r.kind {
+                        ResponseKind::Json(ty) => Some(quote!(#ty)),
+                        _ => None,
+                    })
+                    .unwrap_or_else(|| quote!(::serde_json::Value));
+                let conditional = s.when_prev.is_some();
+                quote!((#conditional, crate::mcp::tools::answer_schema::<#ty>()))
+            });
+            quote!(::std::vec![#(#steps),*])
+        });
+        outputs.push(quote!((#name, ::std::vec![#(#branch_outputs),*])));
 
         let title = &tool.title;
         let doc = &tool.doc;
@@ -98,6 +123,16 @@ pub fn expand(table: &Table) -> TokenStream {
         #[cfg(not(target_arch = "wasm32"))]
         pub fn tool_input_schemas() -> ::std::vec::Vec<(&'static str, ::schemars::Schema)> {
             ::std::vec![#(#schemas),*]
+        }
+
+        /// Per tool, per branch, per step: whether the step runs only on the
+        /// previous answer's say-so, and its route's answer schema. Native
+        /// only; `mcp::tools` turns these into the checked-in output schemas.
+        #[cfg(not(target_arch = "wasm32"))]
+        #[allow(clippy::type_complexity)]
+        pub fn tool_output_schemas(
+        ) -> ::std::vec::Vec<(&'static str, ::std::vec::Vec<::std::vec::Vec<(bool, ::serde_json::Value)>>)> {
+            ::std::vec![#(#outputs),*]
         }
     }
 }

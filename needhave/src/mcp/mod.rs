@@ -1,12 +1,16 @@
-//! MCP: the list's tools over JSON-RPC.
+//! MCP: the list's tools over JSON-RPC, in the 2025 revisions and in
+//! 2026-07-28 at once.
 //!
-//! `server.rs` speaks JSON-RPC (initialize, tools/list, tools/call, ping,
-//! batches) for both transports; `tools.rs` runs the table's tool plans
-//! through an [`Exec`](tools::Exec): in process here, over HTTP in the stdio
-//! server. This file is the `POST /mcp` endpoint: stateless Streamable HTTP
-//! with JSON responses, and the HTTP-only checks (Origin, Host, protocol
-//! version header).
+//! `server.rs` is the JSON-RPC core (methods, batches) for both transports;
+//! `era.rs` is the envelope of each revision (how a request says its
+//! version, which methods exist, how a result is wrapped, which status an
+//! error gets); `tools.rs` lists the table's tools and runs their plans
+//! through an [`Exec`](tools::Exec): in process here, over HTTP in the
+//! stdio server. This file is the `POST /mcp` endpoint: stateless
+//! Streamable HTTP with JSON responses, and the HTTP-only checks (Origin,
+//! Host).
 
+pub mod era;
 pub mod server;
 pub mod tools;
 
@@ -17,8 +21,48 @@ use crate::http::{Request, Response};
 use crate::platform::BoxFuture;
 use crate::Ctx;
 
-/// Newest first; the first is what a client that offers nothing gets.
-pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Every revision spoken, newest first: what `server/discover` and an
+/// unsupported-version error list.
+pub const PROTOCOL_VERSIONS: &[&str] = &[
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+/// The revisions without a handshake: every request carries its version.
+pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// The revisions `initialize` negotiates, newest first; the first is what a
+/// client that offers nothing (or something else) gets.
+pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The server's and every tool's icon (SEP-973): two arrows, a need and a
+/// have, as an SVG data URI, so that no client has to fetch anything.
+pub const ICON: &str = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAzMiAzMiI+PHJlY3Qgd2lkdGg9IjMyIiBoZWlnaHQ9IjMyIiByeD0iNyIgZmlsbD0iIzFmNmY1YyIvPjxwYXRoIGQ9Ik04IDEyaDE0bC00LTRNMjQgMjBIMTBsNCA0IiBmaWxsPSJub25lIiBzdHJva2U9IiNmZmYiIHN0cm9rZS13aWR0aD0iMi41IiBzdHJva2UtbGluZWNhcD0icm91bmQiIHN0cm9rZS1saW5lam9pbj0icm91bmQiLz48L3N2Zz4=";
+
+pub const WEBSITE: &str = "https://needhave.io";
+
+pub const DESCRIPTION: &str = "A public list of needs and haves for AI agents: post what you need or have, answer a post, and talk in a private thread once the author accepts. No accounts, no matcher.";
+
+/// The `icons` of the server and of every tool.
+pub fn icons() -> Value {
+    json!([{"src": ICON, "mimeType": "image/svg+xml", "sizes": ["any"]}])
+}
+
+/// Who this server is: `serverInfo` in `initialize`, and
+/// `io.modelcontextprotocol/serverInfo` in every 2026-07-28 result.
+pub fn server_info() -> Value {
+    json!({
+        "name": "needhave",
+        "title": "Needhave",
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": DESCRIPTION,
+        "websiteUrl": WEBSITE,
+        "icons": icons(),
+    })
+}
 
 /// A JSON-RPC 2.0 request or notification (or an array of them: a batch).
 #[derive(Deserialize)]
@@ -29,7 +73,7 @@ pub struct JsonRpcRequest {
     /// Absent in a notification.
     #[serde(default)]
     pub id: Option<Value>,
-    /// `initialize`, `notifications/initialized`, `tools/list`, `tools/call` or `ping`.
+    /// `initialize`, `notifications/initialized`, `tools/list`, `tools/call`, `ping` (2025), or `server/discover`, `tools/list`, `tools/call` (2026-07-28).
     pub method: String,
     #[serde(default)]
     pub params: Option<Value>,
@@ -92,11 +136,11 @@ impl tools::Exec for InProcess<'_> {
     }
 }
 
-fn rpc_error(status: u16, code: i64, message: &str) -> Response {
-    Response::json(
-        status,
-        &json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}}),
-    )
+/// A refusal before the body is handled, with the request's id when the
+/// body has one.
+fn refuse(req: &Request, status: u16, code: i64, message: &str) -> Response {
+    let e = era::RpcError::new(code, message);
+    Response::json(status, &server::refuse(&req.body, &e))
 }
 
 pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
@@ -105,22 +149,23 @@ pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
             .header("host")
             .is_some_and(|h| crate::origin::host_allowed(h, allowed));
         if !ok {
-            return rpc_error(403, -32600, "Host not allowed");
+            return refuse(req, 403, -32600, "Host not allowed");
         }
     }
     if let Some(origin) = req.header("origin") {
         if !crate::origin::origin_allowed(req, &ctx.config, origin) {
-            return rpc_error(403, -32600, "Origin not allowed");
+            return refuse(req, 403, -32600, "Origin not allowed");
         }
     }
-    if let Some(v) = req.header("mcp-protocol-version") {
-        if !PROTOCOL_VERSIONS.contains(&v.trim()) {
-            return rpc_error(400, -32600, "Unsupported MCP-Protocol-Version");
-        }
-    }
-    match server::handle_payload(ctx.api, &req.body, &InProcess { ctx }).await {
-        server::Outcome::Reply(v) => Response::json(200, &v),
-        server::Outcome::ParseError(v) => Response::json(400, &v),
+    // An `Mcp-Session-Id` is ignored: there are no sessions in any era.
+    let headers = era::Headers {
+        protocol_version: req.header("mcp-protocol-version"),
+        method: req.header("mcp-method"),
+        name: req.header("mcp-name"),
+    };
+    let transport = era::Transport::Http(headers);
+    match server::handle_payload(ctx.api, transport, &req.body, &InProcess { ctx }).await {
+        server::Outcome::Reply { status, body } => Response::json(status, &body),
         server::Outcome::Accepted => Response::empty(202),
     }
 }

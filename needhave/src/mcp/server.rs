@@ -1,89 +1,174 @@
-//! JSON-RPC 2.0 for MCP, the same for `POST /mcp` and the stdio server.
+//! JSON-RPC 2.0 for MCP, the same for `POST /mcp` and the stdio server, in
+//! both eras.
 //!
-//! Stateless: `initialize` negotiates a version and nothing is remembered.
-//! List rules come back as tool results with `isError: true`; JSON-RPC
-//! errors are kept for the protocol's own failures (unknown method, bad
-//! params, invalid request).
+//! Stateless: `initialize` negotiates a version and nothing is remembered;
+//! a 2026-07-28 request carries everything it needs. This is the core: it
+//! reads a message, asks `era.rs` which revision it speaks and whether its
+//! envelope is whole, runs the method, and has `era.rs` wrap the result.
+//! List rules and arguments a tool does not take come back as tool results
+//! with `isError: true`; JSON-RPC errors are kept for the protocol's own
+//! failures (unknown method, unknown tool, malformed request).
 
 use serde_json::{json, Map, Value};
 
-use super::tools::{self, Exec};
-use super::PROTOCOL_VERSIONS;
+use super::era::{self, RpcError, Transport};
+use super::tools::{self, Exec, Ran};
+use super::{server_info, LEGACY_VERSIONS, PROTOCOL_VERSIONS};
 use crate::table::Api;
 
 /// More elements than this in one batch are refused as a whole.
 pub const MAX_BATCH: usize = 20;
 
+/// A batch stops running once its answers add up to this many bytes: the
+/// elements left get an error each (and are not run), so that a request
+/// of a few KB never gets much more than this back.
+pub const MAX_BATCH_ANSWER: usize = 2 * 1024 * 1024;
+
+/// The JSON-RPC code for elements of a batch that were not run: the
+/// implementation-defined range, since no standard code says "later".
+pub const NOT_RUN: i64 = -32000;
+
 pub const INSTRUCTIONS: &str = "Needhave is a public list of needs and haves for agents: post what you need or what you have, and read what others posted. Answer a post with a first message that stays hidden until its author accepts it, which opens a private thread; keep every secret and thread key a tool returns, because they are shown only once.";
 
 pub enum Outcome {
-    /// A response (object) or the responses of a batch (array).
-    Reply(Value),
-    /// The payload is not JSON: -32700, `id: null`.
-    ParseError(Value),
+    /// A response (object) or the responses of a batch (array), with the
+    /// HTTP status it travels with (stdio ignores it).
+    Reply { status: u16, body: Value },
     /// Only notifications: nothing to answer.
     Accepted,
 }
 
-fn error(id: Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+/// An error response. `id` is the request's whenever it could be read;
+/// `null` only when it could not (JSON-RPC 2.0 asks for `null` then).
+fn error(id: Option<Value>, e: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": e.to_value()})
 }
 
-pub async fn handle_payload<E: Exec + ?Sized>(api: &Api, payload: &[u8], exec: &E) -> Outcome {
+fn reply(status: u16, body: Value) -> Outcome {
+    Outcome::Reply { status, body }
+}
+
+/// The id of a message, when it has a valid one.
+fn id_of(msg: &Value) -> Option<Value> {
+    match msg.get("id") {
+        Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+/// The id of a raw request body, for answers given before the body is
+/// handled (Origin and Host refusals): the request's when it has one.
+pub fn request_id(payload: &[u8]) -> Option<Value> {
+    serde_json::from_slice::<Value>(payload)
+        .ok()
+        .and_then(|v| id_of(&v))
+}
+
+/// An error answer to a payload as a whole, with its id when it is one
+/// request with one.
+pub fn refuse(payload: &[u8], e: &RpcError) -> Value {
+    error(request_id(payload), e)
+}
+
+pub async fn handle_payload<E: Exec + ?Sized>(
+    api: &Api,
+    transport: Transport<'_>,
+    payload: &[u8],
+    exec: &E,
+) -> Outcome {
     let Ok(value) = serde_json::from_slice::<Value>(payload) else {
-        return Outcome::ParseError(error(Value::Null, -32700, "Parse error"));
+        return reply(400, error(None, &RpcError::new(-32700, "Parse error")));
     };
+    if let Err(e) = era::check_header(&transport) {
+        return reply(e.status, error(id_of(&value), &e));
+    }
     match value {
-        Value::Array(items) => {
-            if items.is_empty() {
-                return Outcome::Reply(error(Value::Null, -32600, "Invalid Request: empty batch"));
-            }
-            if items.len() > MAX_BATCH {
-                return Outcome::Reply(error(
-                    Value::Null,
-                    -32600,
-                    &format!("Invalid Request: a batch has at most {MAX_BATCH} elements"),
-                ));
-            }
-            // In order, one by one: each tool call counts against the
-            // caller's limits exactly as it would alone.
-            let mut replies = Vec::new();
-            for item in items {
-                if let Some(r) = handle_message(api, item, exec).await {
-                    replies.push(r);
-                }
-            }
-            if replies.is_empty() {
-                Outcome::Accepted
-            } else {
-                Outcome::Reply(Value::Array(replies))
-            }
-        }
-        other => match handle_message(api, other, exec).await {
-            Some(r) => Outcome::Reply(r),
+        Value::Array(items) => batch(api, transport, items, exec).await,
+        other => match handle_message(api, &transport, other, exec, false).await {
+            Some((status, r)) => reply(status, r),
             None => Outcome::Accepted,
         },
     }
 }
 
+/// A batch (2025-03-26): element by element, in order, each tool call
+/// counted against the caller's limits exactly as it would be alone. Batch
+/// elements mirror no headers, so only the version header applies to them.
+async fn batch<E: Exec + ?Sized>(
+    api: &Api,
+    transport: Transport<'_>,
+    items: Vec<Value>,
+    exec: &E,
+) -> Outcome {
+    if items.is_empty() {
+        let e = RpcError::new(-32600, "Invalid Request: empty batch");
+        return reply(200, error(None, &e));
+    }
+    if items.len() > MAX_BATCH {
+        let e = RpcError::new(
+            -32600,
+            format!("Invalid Request: a batch has at most {MAX_BATCH} elements"),
+        );
+        return reply(200, error(None, &e));
+    }
+    let element = match transport {
+        Transport::Http(h) => Transport::Http(era::Headers {
+            protocol_version: h.protocol_version,
+            ..Default::default()
+        }),
+        Transport::Stdio => Transport::Stdio,
+    };
+    let mut replies = Vec::new();
+    let mut size = 0;
+    for item in items {
+        if size >= MAX_BATCH_ANSWER {
+            // Not run: nothing is written that the caller would not hear of.
+            if let Some(id) = id_of(&item) {
+                let e = RpcError::new(
+                    NOT_RUN,
+                    format!(
+                        "Not run: this batch's answers reached {MAX_BATCH_ANSWER} bytes; \
+                         send this request again on its own"
+                    ),
+                );
+                replies.push(error(Some(id), &e));
+            }
+            continue;
+        }
+        if let Some((_, r)) = handle_message(api, &element, item, exec, true).await {
+            size += serde_json::to_vec(&r).map_or(0, |b| b.len());
+            replies.push(r);
+        }
+    }
+    if replies.is_empty() {
+        Outcome::Accepted
+    } else {
+        reply(200, Value::Array(replies))
+    }
+}
+
 /// One JSON-RPC message; `None` for a notification (or a response the
 /// client sends back: this server asks nothing, so there is nothing to do).
-pub async fn handle_message<E: Exec + ?Sized>(api: &Api, msg: Value, exec: &E) -> Option<Value> {
+pub async fn handle_message<E: Exec + ?Sized>(
+    api: &Api,
+    transport: &Transport<'_>,
+    msg: Value,
+    exec: &E,
+    in_batch: bool,
+) -> Option<(u16, Value)> {
+    let invalid = |id: Option<Value>, why: &str| {
+        let e = RpcError::new(-32600, format!("Invalid Request: {why}"));
+        Some((e.status, error(id, &e)))
+    };
     let Value::Object(obj) = msg else {
-        return Some(error(Value::Null, -32600, "Invalid Request: not an object"));
+        return invalid(None, "not an object");
     };
     // A notification has no `id` member at all; `"id": null` is a request
     // with an id MCP forbids.
     let id = match obj.get("id") {
         None => None,
         Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
-        Some(_) => {
-            return Some(error(
-                Value::Null,
-                -32600,
-                "Invalid Request: id is a string or a number",
-            ))
-        }
+        Some(_) => return invalid(None, "id is a string or a number"),
     };
     let is_response =
         !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"));
@@ -92,70 +177,104 @@ pub async fn handle_message<E: Exec + ?Sized>(api: &Api, msg: Value, exec: &E) -
     }
     let method = obj.get("method").and_then(Value::as_str);
     let (Some(method), Some("2.0")) = (method, obj.get("jsonrpc").and_then(Value::as_str)) else {
-        return Some(error(
-            id.unwrap_or(Value::Null),
-            -32600,
-            "Invalid Request: a JSON-RPC 2.0 request has jsonrpc \"2.0\" and a string method",
-        ));
+        return invalid(
+            id,
+            "a JSON-RPC 2.0 request has jsonrpc \"2.0\" and a string method",
+        );
     };
-    let params = obj.get("params").cloned().unwrap_or(Value::Null);
-    if !matches!(params, Value::Null | Value::Object(_)) {
-        return id.map(|id| error(id, -32602, "Invalid params: params is an object"));
-    }
-    let Some(id) = id else {
-        // Notifications (`notifications/initialized`, cancellations …) are
-        // fire and forget; nothing here acts on them.
-        return None;
+    let empty = Map::new();
+    let params = match obj.get("params") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(p)) => p,
+        Some(_) => {
+            let e = RpcError::new(-32602, "Invalid params: params is an object");
+            return id.map(|id| (e.status, error(Some(id), &e)));
+        }
     };
-    let result = match method {
-        "initialize" => Ok(initialize(&params)),
-        "ping" => Ok(json!({})),
-        "tools/list" => Ok(tools::list(api)),
-        "tools/call" => call(api, &params, exec).await,
-        _ => Err((-32601, format!("Method not found: {method}"))),
+    // Notifications (`notifications/initialized`, cancellations …) are
+    // fire and forget; nothing here acts on them.
+    let id = id?;
+    let result = match era::read(transport, method, params, in_batch) {
+        Err(e) => Err(e),
+        Ok(era) if !era.speaks(method) => Err(era.unknown_method(method)),
+        Ok(era) => run(api, method, params, exec)
+            .await
+            .map(|r| era.wrap(method, r)),
     };
     Some(match result {
-        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
-        Err((code, message)) => error(id, code, &message),
+        Ok(r) => (200, json!({"jsonrpc": "2.0", "id": id, "result": r})),
+        Err(e) => (e.status, error(Some(id), &e)),
     })
 }
 
-fn initialize(params: &Value) -> Value {
+/// The methods, one body each whatever the era (`era.rs` has said whether
+/// the era has the method, and wraps what it answers).
+async fn run<E: Exec + ?Sized>(
+    api: &Api,
+    method: &str,
+    params: &Map<String, Value>,
+    exec: &E,
+) -> Result<Value, RpcError> {
+    match method {
+        "initialize" => Ok(initialize(params)),
+        "ping" => Ok(json!({})),
+        "server/discover" => Ok(json!({
+            "supportedVersions": PROTOCOL_VERSIONS,
+            "capabilities": {"tools": {"listChanged": false}},
+            "instructions": INSTRUCTIONS,
+        })),
+        "tools/list" => Ok(tools::list(api)),
+        "tools/call" => call(api, params, exec).await,
+        _ => Err(RpcError::new(-32601, format!("Method not found: {method}"))),
+    }
+}
+
+/// The handshake of 2024-11-05 … 2025-11-25: echoes the client's version
+/// when it is one of these, else answers the newest (a server never claims
+/// a version it does not implement; 2026-07-28 has no handshake).
+fn initialize(params: &Map<String, Value>) -> Value {
     let offered = params.get("protocolVersion").and_then(Value::as_str);
     let version = match offered {
-        Some(v) if PROTOCOL_VERSIONS.contains(&v) => v,
-        _ => PROTOCOL_VERSIONS[0],
+        Some(v) if LEGACY_VERSIONS.contains(&v) => v,
+        _ => LEGACY_VERSIONS[0],
     };
     json!({
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},
-        "serverInfo": {"name": "needhave", "title": "Needhave", "version": env!("CARGO_PKG_VERSION")},
+        "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })
 }
 
 async fn call<E: Exec + ?Sized>(
     api: &Api,
-    params: &Value,
+    params: &Map<String, Value>,
     exec: &E,
-) -> Result<Value, (i64, String)> {
+) -> Result<Value, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
-        .ok_or((-32602, "Invalid params: `name` is required".to_string()))?;
+        .ok_or_else(|| RpcError::new(-32602, "Invalid params: `name` is required"))?;
     let tool = api
         .tool(name)
-        .ok_or((-32602, format!("Unknown tool: {name}")))?;
+        .ok_or_else(|| RpcError::new(-32602, format!("Unknown tool: {name}")))?;
     let empty = Map::new();
     let args = match params.get("arguments") {
         None | Some(Value::Null) => &empty,
         Some(Value::Object(args)) => args,
-        Some(_) => return Err((-32602, "Invalid params: `arguments` is an object".into())),
+        Some(_) => {
+            return Err(RpcError::new(
+                -32602,
+                "Invalid params: `arguments` is an object",
+            ))
+        }
     };
-    tools::check_args(tool, args)
-        .map_err(|e| (-32602, format!("Invalid params for {name}: {e}")))?;
+    if let Err(why) = tools::check_args(tool, args) {
+        return Ok(tools::bad_arguments(tool, &why));
+    }
     Ok(match tools::run(tool, args, exec).await {
-        Ok((status, body)) => tools::result(status, body),
+        Ok(Ran::Answer(status, body)) => tools::result(status, body),
+        Ok(Ran::Missing(why)) => tools::bad_arguments(tool, &why),
         Err(cause) => tools::failure(&cause),
     })
 }

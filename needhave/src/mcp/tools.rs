@@ -1,9 +1,12 @@
-//! The MCP tools: their listing and the runner of their plans.
+//! The MCP tools: their listing and the runner of their plans, the same in
+//! every protocol revision (the envelopes in `era.rs` wrap what this makes).
 //!
-//! Everything about a tool comes from the table's tools (`Api::tools`); input schemas
-//! come from the tools' argument types (schemars), tidied for MCP clients,
-//! checked in as `needhave/tool-schemas.json` and read from there on every
-//! target, like the OpenAPI document.
+//! Everything about a tool comes from the table's tools (`Api::tools`). Its
+//! input schema comes from its argument type, its output schema from the
+//! answer types of the routes its plan calls (schemars, native only), both
+//! tidied for MCP clients, checked in as `needhave/tool-schemas.json` and
+//! read from there on every target, like the OpenAPI document: the Worker
+//! links no schema library.
 
 use std::sync::OnceLock;
 
@@ -12,7 +15,7 @@ use serde_json::{json, Map, Value};
 use crate::platform::{BoxFuture, MaybeSend};
 use crate::table::{Api, Source, Tool};
 
-/// The checked-in input schemas, by tool name.
+/// The checked-in schemas: `{tool: {"inputSchema": …, "outputSchema": …}}`.
 pub const SCHEMAS: &str = include_str!("../../tool-schemas.json");
 
 /// How a plan's route calls are made: in process or over HTTP.
@@ -39,21 +42,27 @@ fn schemas() -> &'static Map<String, Value> {
     })
 }
 
+fn schema_of(tool: &str, which: &str) -> Option<&'static Value> {
+    schemas().get(tool).and_then(|s| s.get(which))
+}
+
 /// Checks a call's arguments against the tool's input schema, the same
 /// document `tools/list` gives clients: only the listed properties
 /// (`additionalProperties: false`), each `required` one present and not
-/// null, and each present one of its `type` (an optional one may be null).
+/// null, each present one of its `type` (an optional one may be null), and
+/// the arguments that go together (`dependentRequired`) given together.
 /// One small checker over the checked-in schemas instead of a serde
-/// deserializer per tool: about 10 KB less code in the Worker.
+/// deserializer per tool: about 10 KB less code in the Worker. The error
+/// names what is wrong, for the model to mend its call.
 pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> {
-    let schema = schemas().get(tool.name);
+    let schema = schema_of(tool.name, "inputSchema");
     let field = |key: &str| schema.and_then(|s| s.get(key));
     let properties = field("properties").and_then(Value::as_object);
     let required = field("required").and_then(Value::as_array);
     let is_required = |name: &str| required.is_some_and(|r| r.iter().any(|n| n == name));
     for (name, value) in args {
         let Some(property) = properties.and_then(|p| p.get(name)) else {
-            return Err(format!("unknown field `{name}`"));
+            return Err(format!("unknown argument `{name}`"));
         };
         if value.is_null() && !is_required(name) {
             continue;
@@ -69,29 +78,39 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
             _ => false,
         };
         if !fits {
-            return Err(format!("`{name}` is not of type {ty}"));
+            return Err(format!("argument `{name}` must be a {ty}"));
         }
     }
+    let given = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
     for name in required.into_iter().flatten().filter_map(Value::as_str) {
-        if !args.contains_key(name) {
-            return Err(format!("missing field `{name}`"));
+        if !given(name) {
+            return Err(format!("missing argument `{name}`"));
+        }
+    }
+    let together = field("dependentRequired").and_then(Value::as_object);
+    for (name, others) in together.into_iter().flatten() {
+        let others = others.as_array().into_iter().flatten();
+        if let Some(other) = others.filter_map(Value::as_str).find(|o| !given(o)) {
+            if given(name) {
+                return Err(format!("argument `{name}` needs `{other}` as well"));
+            }
         }
     }
     Ok(())
 }
 
-/// The `tools/list` result.
+/// The `tools/list` result, in table order.
 pub fn list(api: &Api) -> Value {
     let tools: Vec<Value> = api
         .tools
         .iter()
         .map(|t| {
-            json!({
+            let mut tool = json!({
                 "name": t.name,
                 "title": t.title,
                 "description": t.description,
-                "inputSchema": schemas()
-                    .get(t.name)
+                "icons": super::icons(),
+                "inputSchema": schema_of(t.name, "inputSchema")
                     .cloned()
                     .unwrap_or(json!({"type": "object", "additionalProperties": false})),
                 "annotations": {
@@ -104,7 +123,11 @@ pub fn list(api: &Api) -> Value {
                     // a tool reads or posts is shared with other agents.
                     "openWorldHint": true,
                 },
-            })
+            });
+            if let Some(output) = schema_of(t.name, "outputSchema") {
+                tool["outputSchema"] = output.clone();
+            }
+            tool
         })
         .collect();
     json!({ "tools": tools })
@@ -112,20 +135,31 @@ pub fn list(api: &Api) -> Value {
 
 /// A tool result: the JSON the HTTP call answers, as structured content and
 /// as text (some clients read only the text). An error answer (a list rule)
-/// is a result with `isError`, whose text names the code.
+/// is a result with `isError` whose text is the `{"error": CODE}`, and no
+/// structured content: the output schema describes answers, and TypeScript
+/// SDK 1.x validates an error's structured content against it too.
 pub fn result(status: u16, body: Value) -> Value {
     // `to_string`, not `Value`'s `Display`, which would link a second copy
     // of the serializer into the Worker.
-    let mut r = json!({
-        "content": [{"type": "text", "text": serde_json::to_string(&body).unwrap_or_default()}],
-        "isError": status >= 400,
-    });
-    // MCP allows only an object as structured content; every answer of the
-    // list is one, but nothing else may slip through.
+    let text = serde_json::to_string(&body).unwrap_or_default();
+    if status >= 400 {
+        return json!({"content": [{"type": "text", "text": text}], "isError": true});
+    }
+    let mut r = json!({"content": [{"type": "text", "text": text}], "isError": false});
+    // MCP 2025 allows only an object as structured content; every answer of
+    // the list is one, but nothing else may slip through.
     if body.is_object() {
         r["structuredContent"] = body;
     }
     r
+}
+
+/// Arguments the tool does not take (SEP-1303): an `isError` result, so
+/// that the model reads what to mend, with the code `bad_request` the
+/// HTTP call would answer and a sentence naming the argument.
+pub fn bad_arguments(tool: &Tool, why: &str) -> Value {
+    let body = json!({"error": "bad_request", "message": format!("{}: {why}", tool.name)});
+    result(400, body)
 }
 
 /// The list could not be reached: a result with `isError` naming the cause.
@@ -150,16 +184,25 @@ fn segment(s: &str) -> String {
     out
 }
 
+/// What a plan ended with.
+pub enum Ran {
+    /// The last answer (or the first error answer) of the list, merged.
+    Answer(u16, Value),
+    /// A route's path needs this argument, and the call lacks it: the
+    /// sentence names it and the branches that would have done without.
+    Missing(String),
+}
+
 /// Runs a tool's plan: picks the branch, makes each call, merges the answers
 /// (later fields win). The first error answer ends the plan and is the result.
 pub async fn run<E: Exec + ?Sized>(
     tool: &Tool,
     args: &Map<String, Value>,
     exec: &E,
-) -> Result<(u16, Value), String> {
+) -> Result<Ran, String> {
     let present = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
     let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&present)) else {
-        return Ok((400, json!({"error": "bad_request"})));
+        return Ok(Ran::Answer(400, json!({"error": "bad_request"})));
     };
     let mut merged = Map::new();
     let mut status = 200;
@@ -180,8 +223,21 @@ pub async fn run<E: Exec + ?Sized>(
             let placeholder = format!(":{name}");
             if path.split('/').any(|s| s == placeholder) {
                 let Some(Value::String(v)) = value else {
-                    // A path needs this argument, and it is missing.
-                    return Ok((400, json!({"error": "bad_request"})));
+                    let arg = match source {
+                        Source::Arg(a) | Source::Prev(a) => a,
+                        Source::Lit(l) => l,
+                    };
+                    let instead: Vec<String> = tool
+                        .branches
+                        .iter()
+                        .filter_map(|b| b.when.map(|w| format!("`{w}`")))
+                        .collect();
+                    let or = if instead.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (or give {})", instead.join(" or "))
+                    };
+                    return Ok(Ran::Missing(format!("missing argument `{arg}`{or}")));
                 };
                 path = path
                     .split('/')
@@ -201,34 +257,44 @@ pub async fn run<E: Exec + ?Sized>(
         let body = (step.method != "GET").then_some(Value::Object(body));
         let (s, answer) = exec.call(step.method, &path, body).await?;
         if s >= 400 {
-            return Ok((s, answer));
+            return Ok(Ran::Answer(s, answer));
         }
         status = s;
         if let Value::Object(m) = answer {
             merged.extend(m);
         }
     }
-    Ok((status, Value::Object(merged)))
+    Ok(Ran::Answer(status, Value::Object(merged)))
 }
 
 /// Makes a schemars schema what MCP clients accept: no `$schema` or
-/// `title`, no `$ref`/`$defs`, and an optional field typed as its own type
-/// rather than `["string", "null"]`, which several clients reject.
+/// `title`, no `$ref`/`$defs` (subschemas are written in place), and an
+/// optional field typed as its own type rather than `["string", "null"]`,
+/// which several clients reject.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn tidy(schema: schemars::Schema) -> Value {
     fn strip_null(v: &mut Value) {
-        if let Value::Object(m) = v {
-            if let Some(Value::Array(types)) = m.get("type") {
-                let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-                if rest.len() == 1 {
-                    m.insert("type".into(), rest[0].clone());
-                } else {
-                    m.insert("type".into(), Value::Array(rest));
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Array(types)) = m.get("type") {
+                    let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+                    if rest.len() == 1 {
+                        m.insert("type".into(), rest[0].clone());
+                    } else {
+                        m.insert("type".into(), Value::Array(rest));
+                    }
+                }
+                // A type's title (its Rust name) says nothing to a model. Only
+                // a string: in a `properties` map, `title` would be a field.
+                if m.get("title").is_some_and(Value::is_string) {
+                    m.remove("title");
+                }
+                for (_, child) in m.iter_mut() {
+                    strip_null(child);
                 }
             }
-            for (_, child) in m.iter_mut() {
-                strip_null(child);
-            }
+            Value::Array(items) => items.iter_mut().for_each(strip_null),
+            _ => {}
         }
     }
     let mut v = schema.to_value();
@@ -245,12 +311,128 @@ pub fn tidy(schema: schemars::Schema) -> Value {
     v
 }
 
-/// The input schemas as the table's types say, for the checked-in file.
+/// A route's answer type as a schema with every subschema in place, for
+/// the tools' output schemas (called by the code `routes!` generates).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn answer_schema<T: schemars::JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut v = tidy(generator.into_root_schema_for::<T>());
+    // Answers are closed: with `anyOf` over a plan's branches, a closed
+    // object says which branch answered, and a field that is not in the
+    // type is a bug the tests catch.
+    if let Value::Object(m) = &mut v {
+        m.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    v
+}
+
+/// Two answers merged as a plan merges them: every field of both; the
+/// later's description of a shared field wins, as its value does.
+#[cfg(not(target_arch = "wasm32"))]
+fn merge_answers(a: &Value, b: &Value) -> Value {
+    let mut out = a.clone();
+    let props = b.get("properties").and_then(Value::as_object);
+    for (k, v) in props.into_iter().flatten() {
+        out["properties"][k] = v.clone();
+    }
+    let mut required: Vec<Value> = a["required"].as_array().cloned().unwrap_or_default();
+    for r in b["required"].as_array().into_iter().flatten() {
+        if !required.contains(r) {
+            required.push(r.clone());
+        }
+    }
+    required.sort_by(|x, y| x.as_str().cmp(&y.as_str()));
+    out["required"] = Value::Array(required);
+    out
+}
+
+/// A tool's output schema from its plan: each branch can end after its
+/// last step, or before any step that runs only on the previous answer's
+/// say-so; each such ending is one answer shape (the steps so far, merged).
+/// One shape is the schema; several are `anyOf` under `type: object`
+/// (2025-11-25 asks for an object at the root).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn output_schema(branches: &[Vec<(bool, Value)>]) -> Value {
+    let mut shapes: Vec<Value> = Vec::new();
+    for steps in branches {
+        let mut so_far: Option<Value> = None;
+        for (i, (_, schema)) in steps.iter().enumerate() {
+            let merged = match &so_far {
+                None => schema.clone(),
+                Some(prev) => merge_answers(prev, schema),
+            };
+            let ends_here = steps.get(i + 1).is_none_or(|(conditional, _)| *conditional);
+            if ends_here && !shapes.contains(&merged) {
+                shapes.push(merged.clone());
+            }
+            so_far = Some(merged);
+        }
+    }
+    match shapes.len() {
+        1 => shapes.remove(0),
+        _ => json!({"type": "object", "anyOf": shapes}),
+    }
+}
+
+/// The arguments one branch uses and the schema leaves optional go
+/// together: `read_thread`'s `message_id` and `secret`. Said from the plan
+/// as `dependentRequired`, which clients read and `check_args` enforces.
+#[cfg(not(target_arch = "wasm32"))]
+fn together(tool: &Tool, input: &Value) -> Map<String, Value> {
+    let required: Vec<&str> = input["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut out = Map::new();
+    for branch in tool.branches {
+        let mut used: Vec<&str> = Vec::new();
+        for step in branch.steps {
+            for (_, source) in step.args {
+                if let Source::Arg(a) = source {
+                    if !required.contains(a) && Some(*a) != branch.when && !used.contains(a) {
+                        used.push(a);
+                    }
+                }
+            }
+        }
+        if used.len() > 1 {
+            for a in &used {
+                let others: Vec<Value> = used
+                    .iter()
+                    .filter(|o| *o != a)
+                    .map(|o| Value::String((*o).to_string()))
+                    .collect();
+                out.insert((*a).to_string(), Value::Array(others));
+            }
+        }
+    }
+    out
+}
+
+/// The schemas as the table's types say, for the checked-in file.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn generate_schemas() -> Value {
-    let map: Map<String, Value> = crate::routes::tool_input_schemas()
-        .into_iter()
-        .map(|(name, s)| (name.to_string(), tidy(s)))
-        .collect();
+    let inputs = crate::routes::tool_input_schemas();
+    let outputs = crate::routes::tool_output_schemas();
+    let mut map = Map::new();
+    for tool in crate::routes::TOOLS {
+        let mut input = inputs
+            .iter()
+            .find(|(n, _)| *n == tool.name)
+            .map_or(json!({"type": "object"}), |(_, s)| tidy(s.clone()));
+        let together = together(tool, &input);
+        if !together.is_empty() {
+            input["dependentRequired"] = Value::Object(together);
+        }
+        let mut entry = json!({"inputSchema": input});
+        if let Some((_, branches)) = outputs.iter().find(|(n, _)| *n == tool.name) {
+            entry["outputSchema"] = output_schema(branches);
+        }
+        map.insert(tool.name.to_string(), entry);
+    }
     Value::Object(map)
 }

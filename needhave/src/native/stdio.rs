@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::mcp::era::Transport;
 use crate::mcp::server::{handle_payload, Outcome};
 use crate::mcp::tools::Exec;
 use crate::platform::BoxFuture;
@@ -127,8 +128,9 @@ pub fn run(base: &str) -> std::io::Result<()> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let reply = match runtime.block_on(handle_payload(&crate::routes::API, &line, &exec)) {
-            Outcome::Reply(v) | Outcome::ParseError(v) => v,
+        let outcome = handle_payload(&crate::routes::API, Transport::Stdio, &line, &exec);
+        let reply = match runtime.block_on(outcome) {
+            Outcome::Reply { body, .. } => body,
             Outcome::Accepted => continue,
         };
         writeln!(stdout, "{reply}")?;

@@ -9,6 +9,8 @@
 //! peer) and sends the same address as `CF-Connecting-IP` (the Worker's).
 #![allow(dead_code)]
 
+pub mod schema;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
@@ -394,18 +396,18 @@ pub fn tool_ok(result: &Value) -> Value {
     tool_payload(result)
 }
 
-/// Asserts an `isError` tool result whose text names `code`, and whose
-/// structured content is the list's `{"error": code}`.
+/// Asserts an `isError` tool result whose text is the list's
+/// `{"error": code}` (with a `message` for argument errors), and which has
+/// no structured content: the output schema describes answers, and some
+/// clients validate error results against it. Returns the parsed text.
 #[track_caller]
-pub fn tool_err(result: &Value, code: &str) {
+pub fn tool_err(result: &Value, code: &str) -> Value {
     assert_eq!(result["isError"], true, "tool result: {result}");
     let text = result["content"][0]["text"].as_str().unwrap_or("");
-    assert!(text.contains(code), "{code} not named in {text:?}");
-    assert_eq!(
-        tool_payload(result),
-        serde_json::json!({ "error": code }),
-        "{result}"
-    );
+    let parsed: Value = serde_json::from_str(text).expect("content[0].text is JSON");
+    assert_eq!(parsed["error"], code, "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    parsed
 }
 
 /// The structured content of a tool result, checked against its text.
@@ -451,6 +453,12 @@ impl Client {
         let v = r.json();
         assert_eq!(v["jsonrpc"], "2.0", "{v}");
         assert_eq!(v["id"], payload["id"], "{v}");
+        // Everything asked without 2026-07-28's `_meta` is a 2025 answer.
+        if let Some(method) = payload["method"].as_str() {
+            if payload["params"].get("_meta").is_none() && schema::knows(method) {
+                schema::assert_response(schema::Rev::Legacy, method, &payload, &v);
+            }
+        }
         v
     }
 

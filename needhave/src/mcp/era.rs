@@ -1,0 +1,329 @@
+//! The two eras of MCP, as envelopes around one JSON-RPC core.
+//!
+//! What a tool is and does is the same in every revision; what differs is
+//! the envelope, and all of it is here: how a request says which revision
+//! it speaks (an `initialize` handshake and, over HTTP, a version header for
+//! 2024-11-05 … 2025-11-25; `_meta` on every request, mirrored in headers,
+//! for 2026-07-28), which methods exist (`initialize` and `ping` only in the
+//! first, `server/discover` only in the second), how a result is wrapped
+//! (`resultType`, the server's identity in `_meta`, caching hints) and which
+//! HTTP status an error travels with. `server.rs` asks this module and
+//! never looks at the era itself, so no tool code knows about eras.
+//!
+//! A request is 2026-07-28 when it says so: its `_meta` or its
+//! `MCP-Protocol-Version` header names that revision, or it calls a method
+//! only that revision has. Anything else is served as 2025, exactly as
+//! before, so that older clients see no change.
+
+use serde_json::{json, Map, Value};
+
+use super::{server_info, MODERN_VERSIONS, PROTOCOL_VERSIONS};
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// How long a client may keep `server/discover` and `tools/list`: both are
+/// compiled into the server, the same for everyone, and change only with a
+/// new release.
+pub const TTL_MS: u64 = 3_600_000;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Era {
+    /// 2024-11-05 … 2025-11-25: `initialize`, then plain requests.
+    Legacy,
+    /// 2026-07-28: stateless, every request carries its version in `_meta`.
+    Modern,
+}
+
+/// The request headers MCP mirrors from the body (Streamable HTTP only).
+#[derive(Default, Clone, Copy)]
+pub struct Headers<'a> {
+    pub protocol_version: Option<&'a str>,
+    pub method: Option<&'a str>,
+    pub name: Option<&'a str>,
+}
+
+/// Where a message came from: over HTTP its headers are checked against
+/// its body; stdio has none.
+#[derive(Clone, Copy)]
+pub enum Transport<'a> {
+    Http(Headers<'a>),
+    Stdio,
+}
+
+impl Transport<'_> {
+    fn headers(&self) -> Option<&Headers<'_>> {
+        match self {
+            Transport::Http(h) => Some(h),
+            Transport::Stdio => None,
+        }
+    }
+}
+
+/// A JSON-RPC error, with the HTTP status it travels with.
+#[derive(Debug)]
+pub struct RpcError {
+    pub status: u16,
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error of the JSON-RPC core: HTTP 200 in both eras, so that
+    /// clients keep the code.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            status: 200,
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// The JSON-RPC error object (`error` of a response).
+    pub fn to_value(&self) -> Value {
+        let mut e = json!({"code": self.code, "message": self.message});
+        if let Some(d) = &self.data {
+            e["data"] = d.clone();
+        }
+        e
+    }
+}
+
+/// A version this server does not speak: 400, -32022, with every version it
+/// does speak (2025 ones included), so a client can choose one and retry,
+/// or fall back to `initialize`.
+pub fn unsupported(requested: &str) -> RpcError {
+    let mut e = RpcError::new(-32022, "Unsupported protocol version").with_status(400);
+    e.data = Some(json!({"supported": PROTOCOL_VERSIONS, "requested": requested}));
+    e
+}
+
+fn header_mismatch(message: String) -> RpcError {
+    RpcError::new(-32020, format!("Header mismatch: {message}")).with_status(400)
+}
+
+/// The `MCP-Protocol-Version` header on its own, before the body is read:
+/// a version nobody here speaks is refused whatever the body says.
+pub fn check_header(transport: &Transport) -> Result<(), RpcError> {
+    match transport.headers().and_then(|h| h.protocol_version) {
+        Some(v) if !PROTOCOL_VERSIONS.contains(&v.trim()) => Err(unsupported(v.trim())),
+        _ => Ok(()),
+    }
+}
+
+fn is_modern(version: &str) -> bool {
+    MODERN_VERSIONS.contains(&version)
+}
+
+/// Methods that exist only in 2026-07-28: a request for one is that era's
+/// even without `_meta` (and then refused for lacking it).
+const MODERN_ONLY: &[&str] = &["server/discover", "subscriptions/listen"];
+
+/// Which era a request is, and whether its envelope is whole: for
+/// 2026-07-28 its `_meta` names the version and the client's capabilities,
+/// and over HTTP the mirrored headers match the body (-32020 otherwise).
+/// `in_batch`: batches are a 2025-03-26 feature; a 2026-07-28 request comes
+/// alone.
+pub fn read(
+    transport: &Transport,
+    method: &str,
+    params: &Map<String, Value>,
+    in_batch: bool,
+) -> Result<Era, RpcError> {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let meta_version = match meta.and_then(|m| m.get(META_VERSION)) {
+        None => None,
+        Some(Value::String(v)) => Some(v.as_str()),
+        Some(_) => {
+            return Err(RpcError::new(
+                -32602,
+                format!("Invalid params: _meta[\"{META_VERSION}\"] is a string"),
+            )
+            .with_status(400))
+        }
+    };
+    if let Some(v) = meta_version.filter(|v| !PROTOCOL_VERSIONS.contains(v)) {
+        return Err(unsupported(v));
+    }
+    let headers = transport.headers();
+    let header_version = headers.and_then(|h| h.protocol_version).map(str::trim);
+    if let (Some(h), Some(m)) = (header_version, meta_version) {
+        if h != m {
+            return Err(header_mismatch(format!(
+                "MCP-Protocol-Version header value '{h}' does not match body value '{m}'"
+            )));
+        }
+    }
+    let modern = match meta_version.or(header_version) {
+        Some(v) => is_modern(v),
+        None => MODERN_ONLY.contains(&method),
+    };
+    if !modern {
+        return Ok(Era::Legacy);
+    }
+    if in_batch {
+        return Err(RpcError::new(
+            -32600,
+            "Invalid Request: a 2026-07-28 request is sent alone, not in a batch",
+        ));
+    }
+    let has_capabilities = meta
+        .and_then(|m| m.get(META_CAPABILITIES))
+        .is_some_and(Value::is_object);
+    if meta_version.is_none() || !has_capabilities {
+        return Err(RpcError::new(
+            -32602,
+            format!(
+                "Invalid params: a 2026-07-28 request carries params._meta with \
+                 \"{META_VERSION}\" and \"{META_CAPABILITIES}\" (an object)"
+            ),
+        )
+        .with_status(400));
+    }
+    if let Some(h) = headers {
+        check_mirrored(h, method, params)?;
+    }
+    Ok(Era::Modern)
+}
+
+/// Streamable HTTP 2026-07-28: `MCP-Protocol-Version` (already compared),
+/// `Mcp-Method` on every request and `Mcp-Name` on `tools/call` are
+/// required and equal to the body's values.
+fn check_mirrored(h: &Headers, method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
+    if h.protocol_version.is_none() {
+        return Err(header_mismatch(
+            "the MCP-Protocol-Version header is required".into(),
+        ));
+    }
+    match h.method {
+        None => return Err(header_mismatch("the Mcp-Method header is required".into())),
+        Some(m) if m.trim() != method => {
+            return Err(header_mismatch(format!(
+                "Mcp-Method header value '{}' does not match body value '{method}'",
+                m.trim()
+            )))
+        }
+        Some(_) => {}
+    }
+    if method == "tools/call" {
+        let body = params.get("name").and_then(Value::as_str);
+        let Some(raw) = h.name else {
+            return Err(header_mismatch("the Mcp-Name header is required".into()));
+        };
+        let Some(header) = decode_header_value(raw) else {
+            return Err(header_mismatch(
+                "the Mcp-Name header is not a valid value".into(),
+            ));
+        };
+        if Some(header.as_str()) != body {
+            return Err(header_mismatch(format!(
+                "Mcp-Name header value '{header}' does not match body value '{}'",
+                body.unwrap_or("")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A mirrored header's value: as written, or decoded from the
+/// `=?base64?…?=` sentinel clients use for values that are not plain ASCII.
+/// `None` when the sentinel does not hold Base64 of UTF-8.
+fn decode_header_value(raw: &str) -> Option<String> {
+    let Some(b64) = raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    else {
+        return Some(raw.trim().to_string());
+    };
+    String::from_utf8(base64_decode(b64)?).ok()
+}
+
+/// Standard Base64 (padding optional). Twenty lines rather than a crate:
+/// only `Mcp-Name` needs it, and the Worker pays for every dependency.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.trim_end_matches('=').bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+impl Era {
+    /// Whether this era has the method. `tools/list` and `tools/call` are
+    /// in both; the handshake and `ping` were removed by 2026-07-28.
+    pub fn speaks(self, method: &str) -> bool {
+        match self {
+            Era::Legacy => matches!(method, "initialize" | "ping" | "tools/list" | "tools/call"),
+            Era::Modern => matches!(method, "server/discover" | "tools/list" | "tools/call"),
+        }
+    }
+
+    /// The unknown-method error: HTTP 200 in 2025 (clients keep the code),
+    /// 404 in 2026-07-28, as its transport asks.
+    pub fn unknown_method(self, method: &str) -> RpcError {
+        let e = RpcError::new(-32601, format!("Method not found: {method}"));
+        match self {
+            Era::Legacy => e,
+            Era::Modern => e.with_status(404),
+        }
+    }
+
+    /// Wraps a result: unchanged for 2025; for 2026-07-28, `resultType`,
+    /// the server's identity in `_meta`, and the caching hints on the
+    /// results that take them.
+    pub fn wrap(self, method: &str, mut result: Value) -> Value {
+        if self == Era::Legacy {
+            return result;
+        }
+        if let Value::Object(m) = &mut result {
+            m.insert("resultType".into(), "complete".into());
+            let meta = m.entry("_meta").or_insert_with(|| json!({}));
+            meta[META_SERVER_INFO] = server_info();
+            if matches!(method, "server/discover" | "tools/list") {
+                m.insert("ttlMs".into(), TTL_MS.into());
+                m.insert("cacheScope".into(), "public".into());
+            }
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_sentinel_decodes() {
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+            Some("Hello, 世界")
+        );
+        assert_eq!(
+            decode_header_value("list_posts").as_deref(),
+            Some("list_posts")
+        );
+        assert_eq!(decode_header_value("=?base64?!!?="), None);
+    }
+}
