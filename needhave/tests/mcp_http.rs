@@ -6,9 +6,12 @@
 //! of the same calls with `NEEDHAVE_TEST_URL` (the Worker in CI).
 
 mod common;
+#[path = "mcp_http/modern.rs"]
+mod modern;
 
 use std::collections::BTreeSet;
 
+use common::schema;
 use common::*;
 use serde_json::{json, Value};
 

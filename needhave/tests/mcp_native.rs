@@ -2,9 +2,12 @@
 //! of `needhave serve` on loopback and the operator's flags that widen it
 //! and the Origin check, and `needhave mcp`, the stdio server, driven over
 //! real pipes against a `needhave serve` on an ephemeral port, and against
-//! lists that are down, hang or answer garbage.
+//! lists that are down, hang or answer garbage, in both MCP eras, and
+//! sending back the list's D1 bookmark.
 
 mod common;
+
+use common::schema::{self, Rev};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -718,4 +721,207 @@ fn stdio_server_with_a_bad_url_or_the_default_url_never_crashes() {
     m.close_and_wait();
     let log = m.stderr.lock().unwrap().clone();
     assert!(log.contains("https://needhave.io"), "stderr: {log}");
+}
+
+// --------------------------------------------------- stdio, 2026-07-28
+
+fn modern(id: Value, method: &str, params: Value) -> Value {
+    let mut params = if params.is_object() {
+        params
+    } else {
+        json!({})
+    };
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp_native", "version": "0"},
+    });
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+impl StdioServer {
+    /// A 2026-07-28 request; the answer is validated against that
+    /// revision's schema (and a tool's against its output schema).
+    #[track_caller]
+    fn modern(&mut self, id: Value, method: &str, params: Value) -> Value {
+        let req = modern(id, method, params);
+        let r = self.rpc(req.clone());
+        schema::assert_response(Rev::Modern, method, &req, &r);
+        r
+    }
+
+    #[track_caller]
+    fn modern_tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self.modern(
+            json!(78),
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        );
+        assert!(r.get("error").is_none(), "{r}");
+        assert_eq!(r["result"]["resultType"], "complete");
+        r["result"].clone()
+    }
+
+    /// A 2025 request, validated against 2025-11-25.
+    #[track_caller]
+    fn legacy(&mut self, req: Value) -> Value {
+        let r = self.rpc(req.clone());
+        let method = req["method"].as_str().unwrap();
+        schema::assert_response(Rev::Legacy, method, &req, &r);
+        r
+    }
+}
+
+/// Over stdio a dual-era client probes with `server/discover`; a modern one
+/// then sends `_meta` on every request. The same process also serves a
+/// 2025 client that opens with `initialize`: the era is per request.
+#[test]
+fn stdio_server_speaks_both_eras_against_needhave_serve() {
+    let list = Serve::loopback(&[]);
+    let mut m = StdioServer::spawn(Some(&list.base), &[]);
+
+    let r = m.modern(json!("probe"), "server/discover", json!({}));
+    let d = &r["result"];
+    assert_eq!(d["supportedVersions"][0], "2026-07-28");
+    assert!(d["supportedVersions"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("2025-11-25")));
+    assert_eq!(
+        (d["cacheScope"].as_str(), d["ttlMs"].is_u64()),
+        (Some("public"), true)
+    );
+    assert_eq!(
+        d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "needhave"
+    );
+
+    // What Python mcp 2.3 found missing over stdio: resultType, ttlMs, cacheScope.
+    let r = m.modern(json!(1), "tools/list", json!({}));
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["cacheScope"], "public");
+    assert!(r["result"]["ttlMs"].as_u64().is_some_and(|t| t > 0));
+    assert_eq!(
+        r["result"]["tools"],
+        needhave::mcp::tools::list(&needhave::routes::API)["tools"]
+    );
+
+    // The full flow, every answer checked against its output schema.
+    let note = fresh_note("stdio modern");
+    let post = ok(&m.modern_tool("create_need", json!({"note": note})));
+    let (id, secret) = (post["id"].clone(), post["secret"].clone());
+    let first = ok(&m.modern_tool("write_first_reply", json!({"post_id": id, "text": "me"})));
+    let (mid, rsecret) = (first["id"].clone(), first["secret"].clone());
+    let waiting = ok(&m.modern_tool("accept_reply", json!({"post_id": id, "secret": secret})));
+    assert_eq!(waiting["messages"][0]["id"], mid);
+    let before = ok(&m.modern_tool("read_thread", json!({"message_id": mid, "secret": rsecret})));
+    assert_eq!(before, json!({"accepted": false}));
+    let key = ok(&m.modern_tool(
+        "accept_reply",
+        json!({"post_id": id, "secret": secret, "message_id": mid}),
+    ))["thread_key"]
+        .clone();
+    let by_key = ok(&m.modern_tool("read_thread", json!({"thread_key": key})));
+    let after = ok(&m.modern_tool("read_thread", json!({"message_id": mid, "secret": rsecret})));
+    assert_eq!(
+        (after["accepted"].clone(), after["thread_key"].clone()),
+        (json!(true), key.clone())
+    );
+    assert_eq!(after["messages"], by_key["messages"]);
+    ok(&m.modern_tool(
+        "write_thread_message",
+        json!({"thread_key": key, "text": "hi"}),
+    ));
+    ok(&m.modern_tool("list_posts", json!({})));
+    ok(&m.modern_tool("read_post", json!({"id": id})));
+    err(
+        &m.modern_tool("read_post", json!({"id": "0".repeat(32)})),
+        "not_found",
+    );
+    err(&m.modern_tool("read_post", json!({})), "bad_request");
+
+    // This era's errors, over stdio (no HTTP status to carry).
+    let r = m.modern(json!(2), "ping", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = m.rpc(json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover"}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let mut bad = modern(json!(4), "tools/list", json!({}));
+    bad["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = m.rpc(bad);
+    assert_eq!(r["error"]["code"], -32022, "{r}");
+    assert_eq!(r["error"]["data"]["supported"][0], "2026-07-28");
+    schema::assert_valid(Rev::Modern, "UnsupportedProtocolVersionError", &r);
+
+    // And a 2025 client on the same process.
+    let r = m.legacy(init());
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(
+        r["result"]["serverInfo"]["websiteUrl"],
+        "https://needhave.io"
+    );
+    let r = m.legacy(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    assert!(
+        r["result"].get("resultType").is_none(),
+        "2025 answers are unchanged"
+    );
+    let r = m.legacy(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "read_post", "arguments": {"id": id}}}));
+    ok(&r["result"]);
+    m.close_and_wait();
+}
+
+/// Issue 13: the stdio server reads its own writes on a list with replicas
+/// by sending back the last `x-d1-bookmark` the list answered with.
+#[test]
+fn stdio_server_sends_back_the_last_bookmark() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for (n, mut s) in listener.incoming().flatten().enumerate().take(4) {
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => req.extend_from_slice(&buf[..k]),
+                }
+            }
+            let head = String::from_utf8_lossy(&req).to_string();
+            let got = head.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.trim()
+                    .eq_ignore_ascii_case("x-d1-bookmark")
+                    .then(|| v.trim().to_string())
+            });
+            record.lock().unwrap().push(got);
+            // The third answer carries none: the last one is kept.
+            let bookmark = if n == 2 {
+                String::new()
+            } else {
+                format!("x-d1-bookmark: bm-{n}\r\n")
+            };
+            let body = r#"{"posts":[]}"#;
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{bookmark}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let mut m = StdioServer::spawn(Some(&url), &[]);
+    for _ in 0..4 {
+        ok(&m.tool("list_posts", json!({})));
+    }
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            None,
+            Some("bm-0".into()),
+            Some("bm-1".into()),
+            Some("bm-1".into())
+        ]
+    );
+    m.close_and_wait();
 }

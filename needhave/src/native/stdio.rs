@@ -3,7 +3,14 @@
 //! Newline-delimited JSON-RPC on stdin/stdout, logs on stderr only, exit on
 //! stdin EOF. It holds no rows: every tool call is the table's plan made as
 //! HTTP calls to `NEEDHAVE_LIST_URL`. A list that cannot be reached becomes
-//! an `isError` result naming the URL and the cause.
+//! an `isError` result naming the URL and the cause. It speaks both eras
+//! through the same core as `POST /mcp` (`mcp::server`), with no headers.
+//!
+//! Read-your-writes: the Worker may answer a read from a D1 replica that has
+//! not seen a write yet, and names how far each answer had seen in an
+//! `x-d1-bookmark` header. This server keeps the last one and sends it with
+//! the next call, so its client reads its own writes (a post it just
+//! created, a reply it just accepted) without knowing about replicas.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -21,9 +28,14 @@ pub const DEFAULT_LIST_URL: &str = "https://needhave.io";
 /// `NEEDHAVE_LIST_TIMEOUT` environment variable may shorten or lengthen it.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
+/// The header the list names its D1 bookmark in, both ways.
+pub const BOOKMARK: &str = "x-d1-bookmark";
+
 pub struct HttpExec {
     base: String,
     agent: ureq::Agent,
+    /// The newest bookmark the list answered with.
+    bookmark: std::sync::Mutex<Option<String>>,
 }
 
 impl HttpExec {
@@ -43,6 +55,24 @@ impl HttpExec {
         HttpExec {
             base: base.trim_end_matches('/').to_string(),
             agent,
+            bookmark: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// The bookmark to send with the next call, if the list gave one.
+    pub fn bookmark(&self) -> Option<String> {
+        self.bookmark.lock().ok().and_then(|b| b.clone())
+    }
+
+    /// Keeps a bookmark the list answered with: a short header-safe token,
+    /// or nothing (a list that sends garbage gets nothing sent back).
+    fn keep_bookmark(&self, value: Option<&str>) {
+        let Some(v) = value.map(str::trim) else {
+            return;
+        };
+        let safe = !v.is_empty() && v.len() <= 1024 && v.bytes().all(|b| b.is_ascii_graphic());
+        if let (true, Ok(mut b)) = (safe, self.bookmark.lock()) {
+            *b = Some(v.to_string());
         }
     }
 
@@ -53,18 +83,32 @@ impl HttpExec {
         body: Option<Value>,
     ) -> Result<(u16, Value), String> {
         let url = format!("{}{}", self.base, path);
+        let bookmark = self.bookmark();
         let result = match (method, body) {
-            ("GET", _) => self.agent.get(&url).call(),
-            (_, Some(b)) => self
-                .agent
-                .post(&url)
-                .header("content-type", "application/json")
-                .send(b.to_string().as_bytes()),
-            (_, None) => self.agent.post(&url).send_empty(),
+            ("GET", _) => {
+                let mut req = self.agent.get(&url);
+                if let Some(b) = &bookmark {
+                    req = req.header(BOOKMARK, b);
+                }
+                req.call()
+            }
+            (_, body) => {
+                let mut req = self.agent.post(&url);
+                if let Some(b) = &bookmark {
+                    req = req.header(BOOKMARK, b);
+                }
+                match body {
+                    Some(b) => req
+                        .header("content-type", "application/json")
+                        .send(b.to_string().as_bytes()),
+                    None => req.send_empty(),
+                }
+            }
         };
         let mut resp =
             result.map_err(|e| format!("could not reach the list at {}: {e}", self.base))?;
         let status = resp.status().as_u16();
+        self.keep_bookmark(resp.headers().get(BOOKMARK).and_then(|v| v.to_str().ok()));
         let text = resp
             .body_mut()
             .with_config()
