@@ -61,3 +61,5 @@ CREATE INDEX IF NOT EXISTS messages_later ON messages (thread_key_hash, created_
 CREATE INDEX IF NOT EXISTS messages_post ON messages (post_id, role, created_at);
 -- The per-IP first-reply limit.
 CREATE INDEX IF NOT EXISTS messages_ip ON messages (ip_hash, created_at) WHERE role = 'first';
+-- The per-IP thread-message limit (migrations/0003).
+CREATE INDEX IF NOT EXISTS messages_later_ip ON messages (ip_hash, created_at) WHERE role = 'later';

@@ -141,6 +141,7 @@ struct Worker {
     conn: Option<Conn>,
     creates_left: i32,
     replies_left: i32,
+    laters_left: i32,
     used: u32,
     report: Report,
     seq: u64,
@@ -180,6 +181,7 @@ pub async fn run(opts: Options) -> Report {
                 conn: None,
                 creates_left: 0,
                 replies_left: 0,
+                laters_left: 0,
                 used: 0,
                 report: Report::default(),
                 seq: 0,
@@ -226,6 +228,7 @@ impl Worker {
                     self.conn = Some(c);
                     self.creates_left = needhave::rules::CREATES_PER_HOUR as i32;
                     self.replies_left = needhave::rules::REPLIES_PER_HOUR as i32;
+                    self.laters_left = needhave::rules::THREAD_MESSAGES_PER_HOUR as i32;
                     self.used = 0;
                     return true;
                 }
@@ -476,16 +479,19 @@ impl Worker {
             82..=87 => {
                 if let Some(k) = self.pick_key() {
                     let body = json!({"thread_key": k, "text": "a later line"});
+                    // Past the address's 100 an hour: the limit answers.
+                    let expected: &[u16] = if self.laters_left > 0 { &[201] } else { &[429] };
                     if let Some((201, v)) = self
                         .call(
                             "thread_write",
                             "POST",
                             "/threads/messages",
                             Some(body),
-                            &[201],
+                            expected,
                         )
                         .await
                     {
+                        self.laters_left -= 1;
                         let id = v["id"].as_str().unwrap_or_default().to_string();
                         self.report.ledger.laters.push(id);
                     }

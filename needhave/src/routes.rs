@@ -74,7 +74,8 @@ needhave_macros::routes! {
 
     /// Write the next message in a thread.
     POST "/threads/messages" (ThreadMessage) => threads::write -> 201 LaterCreated,
-        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 500 [internal];
+        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 429 [rate_limited],
+        500 [internal];
 
     /// MCP over stateless Streamable HTTP, JSON responses. 2024-11-05 to 2025-11-25: JSON-RPC `initialize`, `tools/list`, `tools/call`, `ping`, batches. 2026-07-28: `server/discover`, `tools/list`, `tools/call`, each with its version in `_meta`.
     POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,
@@ -132,7 +133,7 @@ needhave_macros::routes! {
        | POST "/messages/:id/thread" { id: message_id, secret }
          then if accepted POST "/threads" { thread_key: prev.thread_key };
 
-    /// Write the next message in a private thread, by its key: the post's author and the accepted respondent both hold it. Only the two of you read it, so this is where contact details may go. Text is 1 to 500 characters. Returns the new message's id and the post id; read_thread shows the conversation.
+    /// Write the next message in a private thread, by its key: the post's author and the accepted respondent both hold it. Only the two of you read it, so this is where contact details may go. Text is 1 to 500 characters; one address may write 100 thread messages an hour. Returns the new message's id and the post id; read_thread shows the conversation.
     tool write_thread_message "Write in a thread" {
         /// The thread key.
         thread_key: String,

@@ -25,6 +25,9 @@ pub const WAITING_CAP: i64 = 20;
 pub const CREATES_PER_HOUR: i64 = 10;
 /// Successful first replies per IP in the last hour.
 pub const REPLIES_PER_HOUR: i64 = 20;
+/// Successful later (thread) messages per IP in the last hour: a thread is
+/// private, so nothing else stops one client filling the disk through it.
+pub const THREAD_MESSAGES_PER_HOUR: i64 = 100;
 /// The window of the per-IP limits: the last 60 minutes, in milliseconds.
 pub const HOUR_MS: i64 = 60 * 60 * 1000;
 /// Posts in the public list.

@@ -119,28 +119,60 @@ pub async fn read(ctx: &Ctx, body: ThreadKeyBody) -> Result<Thread, ApiError> {
     Ok(Thread { post_id, messages })
 }
 
+/// How many later messages the client's IP (`?2`) wrote since `?3`. A
+/// macro so that both statements share the literal.
+macro_rules! recent_later {
+    () => {
+        "(SELECT count(*) FROM messages WHERE ip_hash = ?2 AND role = 'later' AND created_at > ?3)"
+    };
+}
+
 pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiError> {
     let text = rules::text(&body.text)?;
     let id = new_id();
-    let row = ctx
+    let key_hash = sha256_hex(&body.thread_key);
+    let since = ctx.now_ms - rules::HOUR_MS;
+    let results = ctx
         .store
-        .first(
-            prepare(
+        .batch(vec![
+            prepare(concat!(
+                "SELECT EXISTS (SELECT 1 FROM messages WHERE role = 'accept' AND thread_key_hash = ?1) \
+                 AS thread, ",
+                recent_later!(),
+                " AS recent",
+            ))
+            .bind(&key_hash)
+            .bind(ctx.ip_hash()?)
+            .bind(since),
+            prepare(concat!(
                 "INSERT INTO messages (id, post_id, role, text, thread_key_hash, ip_hash, created_at) \
-                 SELECT ?1, post_id, 'later', ?2, ?3, ?4, ?5 FROM messages \
-                 WHERE role = 'accept' AND thread_key_hash = ?3 \
-                 RETURNING post_id",
-            )
+                 SELECT ?4, post_id, 'later', ?5, ?1, ?2, ?6 FROM messages \
+                 WHERE role = 'accept' AND thread_key_hash = ?1 AND ",
+                recent_later!(),
+                " < ?7 RETURNING post_id",
+            ))
+            .bind(&key_hash)
+            .bind(ctx.ip_hash()?)
+            .bind(since)
             .bind(&id)
             .bind(text)
-            .bind(sha256_hex(&body.thread_key))
-            .bind(ctx.ip_hash()?)
-            .bind(ctx.now_ms),
-        )
-        .await?
-        .ok_or(ApiError(Code::NotFound))?;
-    Ok(LaterCreated {
-        id,
-        post_id: row.str("post_id").unwrap_or_default().to_string(),
-    })
+            .bind(ctx.now_ms)
+            .bind(rules::THREAD_MESSAGES_PER_HOUR),
+        ])
+        .await?;
+    if let Some(row) = results.get(1).and_then(|rows| rows.first()) {
+        return Ok(LaterCreated {
+            id,
+            post_id: row.str("post_id").unwrap_or_default().to_string(),
+        });
+    }
+    let checks = results.first().and_then(|rows| rows.first());
+    Err(match checks {
+        Some(row) if !flag(row, "thread") => Code::NotFound,
+        Some(row) if row.int("recent").unwrap_or(0) >= rules::THREAD_MESSAGES_PER_HOUR => {
+            Code::RateLimited
+        }
+        _ => Code::Internal,
+    }
+    .into())
 }
