@@ -130,6 +130,21 @@ mod builder {
             if !route.tools.is_empty() || route.declares(Code::NotFound) {
                 responses.insert("503".into(), error_response(&[Code::Unavailable]));
             }
+            // `handle` refuses a foreign Origin on every POST before the
+            // route runs (raw routes, /mcp, answer it in their own shape).
+            if route.method == "POST" && !route.raw {
+                let mut codes: Vec<Code> = route
+                    .responses
+                    .iter()
+                    .filter(|r| r.status == 403)
+                    .flat_map(|r| match r.body {
+                        Body::Errors(codes) => codes.to_vec(),
+                        _ => Vec::new(),
+                    })
+                    .collect();
+                codes.push(Code::BadOrigin);
+                responses.insert("403".into(), error_response(&codes));
+            }
             op.insert("responses".into(), Value::Object(responses));
             if !route.tools.is_empty() {
                 op.insert("x-mcp-tools".into(), json!(route.tools));
