@@ -283,14 +283,22 @@ async fn a_vanished_or_replaced_file_is_answered_503() {
             // checked on the replaced one.
             continue;
         }
-        let log = std::fs::read_to_string(&served.log).unwrap();
-        assert!(
+        // Log lines reach the file through the server's non-blocking
+        // writer thread, a moment after the answers: wait for them, boundedly.
+        let refused = |log: &str| {
             log.lines()
                 .filter(|l| l.contains("ERROR") && l.contains("gone or was replaced"))
                 .count()
-                >= 3,
-            "no error line per refused write:\n{log}"
-        );
+        };
+        let mut log = String::new();
+        for _ in 0..100 {
+            log = std::fs::read_to_string(&served.log).unwrap();
+            if refused(&log) >= 3 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(refused(&log) >= 3, "no error line per refused write:\n{log}");
         drop(served);
         let _ = std::fs::remove_dir_all(&dir);
     }
