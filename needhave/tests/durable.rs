@@ -298,7 +298,10 @@ async fn a_vanished_or_replaced_file_is_answered_503() {
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        assert!(refused(&log) >= 3, "no error line per refused write:\n{log}");
+        assert!(
+            refused(&log) >= 3,
+            "no error line per refused write:\n{log}"
+        );
         drop(served);
         let _ = std::fs::remove_dir_all(&dir);
     }
