@@ -17,6 +17,15 @@ use serde_json::{json, Value};
 
 const ZERO_ID: &str = "00000000000000000000000000000000";
 const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Every version spoken, newest first: what the server lists to a client
+/// that must choose.
+const ALL_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
 fn init(id: u64, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": params})
@@ -749,16 +758,7 @@ async fn refusals_carry_the_request_id_and_null_only_when_there_is_none() {
     rpc_error(&v, -32022);
     assert_eq!(v["id"], "req-7", "{v}");
     assert_eq!(v["error"]["data"]["requested"], "1999-01-01");
-    assert_eq!(
-        v["error"]["data"]["supported"],
-        json!([
-            "2026-07-28",
-            "2025-11-25",
-            "2025-06-18",
-            "2025-03-26",
-            "2024-11-05"
-        ])
-    );
+    assert_eq!(v["error"]["data"]["supported"], json!(ALL_VERSIONS));
     schema::assert_valid(schema::Rev::Modern, "UnsupportedProtocolVersionError", &v);
     // A foreign Origin: 403 with the id.
     let r = c

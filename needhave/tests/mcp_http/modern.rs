@@ -107,16 +107,7 @@ async fn discover_names_every_version_and_the_server() {
     let c = Client::new();
     let v = rpc(&c, request(json!("d"), "server/discover", json!({}))).await;
     let r = &v["result"];
-    assert_eq!(
-        r["supportedVersions"],
-        json!([
-            "2026-07-28",
-            "2025-11-25",
-            "2025-06-18",
-            "2025-03-26",
-            "2024-11-05"
-        ])
-    );
+    assert_eq!(r["supportedVersions"], json!(super::ALL_VERSIONS));
     assert!(r["capabilities"]["tools"].is_object(), "{r}");
     assert!(r["instructions"].as_str().is_some_and(|i| i.len() > 60));
     assert_eq!(r["cacheScope"], "public");
