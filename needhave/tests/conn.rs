@@ -317,3 +317,28 @@ fn a_log_sink_nobody_reads_never_stalls_serving() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A body over 64 KiB is refused by the server before `handle`; a browser
+/// app must still be able to read that answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_large_carries_cors_for_an_allowed_origin() {
+    let server: &'static Server = Box::leak(Box::new(Server::spawn(&[
+        "--allow-origin",
+        "https://app.example",
+    ])));
+    let body = vec![b' '; 70 * 1024];
+    let r = send_to(
+        server,
+        fresh_ip(),
+        "POST",
+        "/posts",
+        Some(body),
+        &[("origin", "https://app.example")],
+    )
+    .await;
+    r.expect_error(413, "too_large");
+    assert_eq!(
+        r.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+}

@@ -378,7 +378,8 @@ def batch_payload():
 
 def attack_amplification(binary, workdir, a):
     name = "mcp_batch_amplification"
-    print(f"\n== {name}: a 20-call list_posts batch on a full list; {a.readers} clients that never read it")
+    print(f"\n== {name}: a 20-call list_posts batch on a full list; {a.readers} clients that send it "
+          f"{a.pipelined} times and never read")
     srv = Server(binary, workdir, extra=["--write-timeout", str(a.write_timeout)])
     try:
         # The notes of 500 control characters: refused now.
@@ -401,7 +402,9 @@ def attack_amplification(binary, workdir, a):
                 s.connect(srv.addr)
                 head = (f"POST /mcp HTTP/1.1\r\nHost: {srv.host}\r\nContent-Type: application/json\r\n"
                         f"Accept: application/json, text/event-stream\r\nContent-Length: {len(payload)}\r\n\r\n")
-                s.sendall(head.encode() + payload)
+                # Pipelined, so that the answers are more than the kernel's
+                # socket buffers take and the server's writes stall.
+                s.sendall((head.encode() + payload) * a.pipelined)
                 readers.append(s)
             sent = time.monotonic()
             # Wait until the server holds them, then, past the write
@@ -594,6 +597,11 @@ def main():
         a.conns, a.hold, a.readers, a.write_timeout, a.flood, a.log_requests = 1500, 40, 40, 30, 300, 20000
     else:
         a.conns, a.hold, a.readers, a.write_timeout, a.flood, a.log_requests = 1100, 13, 40, 8, 130, 3000
+    # Short: the attack (each sends the batch once; a bounded answer
+    # fits the kernel's socket buffers, and the idle connection is closed at
+    # the request deadline). Long: twice, so the server's writes stall and
+    # the write deadline drops them (about 2.5 MiB of RSS each meanwhile).
+    a.pipelined = 2 if a.long else 1
     # The attacker needs more descriptors than the server is allowed.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = min(hard, 8192)

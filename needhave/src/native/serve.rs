@@ -306,15 +306,9 @@ async fn serve_one(
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            let mut r = Response::error(Code::TooLarge);
-            crate::finish(&request, &mut r);
-            r
+            early(&request, &state.config, Code::TooLarge)
         }
-        Err(_) => {
-            let mut r = Response::error(Code::BadRequest);
-            crate::finish(&request, &mut r);
-            r
-        }
+        Err(_) => early(&request, &state.config, Code::BadRequest),
         Ok(collected) => {
             request.body = collected.to_bytes().to_vec();
             let ip = client_ip(&request, peer, state.client_ip_header.as_deref()).to_string();
@@ -330,11 +324,7 @@ async fn serve_one(
                 .await
             {
                 Ok(r) => r,
-                Err(_) => {
-                    let mut r = Response::error(Code::Internal);
-                    crate::finish(&request, &mut r);
-                    r
-                }
+                Err(_) => early(&request, &state.config, Code::Internal),
             }
         }
     };
@@ -351,6 +341,16 @@ async fn serve_one(
         );
     }
     Ok(to_hyper(response))
+}
+
+/// An answer made here rather than by `handle` (the body too large or
+/// broken, a panic): still with the headers every answer carries, CORS
+/// included, so a browser app can read the code.
+fn early(request: &Request, config: &Config, code: Code) -> Response {
+    let mut r = Response::error(code);
+    crate::origin::decorate(request, config, &mut r);
+    crate::finish(request, &mut r);
+    r
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
