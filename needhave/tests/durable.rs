@@ -353,3 +353,69 @@ async fn a_failing_batch_in_a_group_undoes_only_itself() {
     assert_eq!(rows, ok);
     assert_eq!(ok.len(), 40);
 }
+
+/// On a file, the kept list needs no round trip while nothing was
+/// committed, by this process or another: the WAL index header says so.
+/// A commit by another connection moves it, and the next list asks.
+#[tokio::test]
+async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
+    use needhave::platform::BoxFuture;
+    use needhave::store::{Memo, Row, Statement, StoreResult};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Counting(SqliteStore, AtomicUsize);
+    impl Store for Counting {
+        fn batch(&self, s: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            self.0.batch(s)
+        }
+        fn memo(&self) -> Option<&Memo> {
+            self.0.memo()
+        }
+    }
+    let dir = fresh_dir("walclock");
+    let db = dir.join("list.db");
+    let store = Arc::new(Counting(
+        SqliteStore::open(db.to_str().unwrap()).unwrap(),
+        AtomicUsize::new(0),
+    ));
+    let config = Arc::new(needhave::Config::default());
+    let list = || async {
+        let before = store.1.load(Ordering::SeqCst);
+        let ctx = needhave::Ctx::new(store.clone(), config.clone(), "10.0.9.2");
+        let r = needhave::handle(&needhave::http::Request::new("GET", "/posts"), &ctx).await;
+        let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        (
+            body["posts"].as_array().unwrap().len(),
+            store.1.load(Ordering::SeqCst) - before,
+        )
+    };
+    let outside = rusqlite::Connection::open(&db).unwrap();
+    let insert = |n: i64| {
+        outside
+            .execute(
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+                 VALUES (printf('%032x', ?1), 'need', 'outside ' || ?1, 'x', 'y', ?1)",
+                [n],
+            )
+            .unwrap()
+    };
+    insert(1);
+    assert_eq!(list().await, (1, 1));
+    // Nothing committed since: no round trip.
+    assert_eq!(list().await, (1, 0));
+    assert_eq!(list().await, (1, 0));
+    insert(2);
+    assert_eq!(list().await, (2, 1));
+    assert_eq!(list().await, (2, 0));
+    // A checkpoint that restarts the WAL changes nothing that matters…
+    outside
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    // …and the commit after it, into a fresh WAL, still shows.
+    insert(3);
+    assert_eq!(list().await.0, 3);
+    assert_eq!(list().await, (3, 0));
+    drop(outside);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
