@@ -1,0 +1,108 @@
+# Source me (after scripts/worker-env.sh): start and stop `wrangler dev`
+# instances of an already built Worker, on 127.0.0.1 and free ports, each in
+# its own process group, for .ci/worker-e2e and bench/cold-start.sh.
+#
+# An instance runs from a generated wrangler config with no [build] section,
+# so starting one never rebuilds: several instances (with and without the
+# IP salt, ours and the baseline) share one build.
+
+# Prints a free TCP port on 127.0.0.1.
+worker_free_port() {
+    node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# worker_config FILE MAIN NAME: a wrangler config for the built Worker whose
+# entry is MAIN (an index.js that worker-build wrote), with a D1 bound as DB.
+worker_config() {
+    local file=$1 main=$2 name=$3
+    cat >"$file" <<EOF
+name = "$name"
+main = "$main"
+compatibility_date = "$(awk -F'"' '/^compatibility_date/ { print $2 }' "$WORKER_ROOT/wrangler.toml")"
+
+[[d1_databases]]
+binding = "DB"
+database_name = "$name"
+database_id = "00000000-0000-0000-0000-000000000000"
+migrations_dir = "$WORKER_ROOT/migrations"
+EOF
+}
+
+# worker_start VAR CONFIG STATE LOG [wrangler dev args...]: starts wrangler
+# dev in its own session and sets VAR_PGID, VAR_PORT, VAR_BASE, VAR_T0 (the
+# launch time, in ms). It does not wait: see worker_wait_port.
+worker_start() {
+    local var=$1 config=$2 state=$3 log=$4
+    shift 4
+    local port inspector
+    port=$(worker_free_port)
+    inspector=$(worker_free_port)
+    printf -v "${var}_T0" '%s' "$(date +%s%3N)"
+    setsid wrangler dev --config "$config" --ip 127.0.0.1 --port "$port" \
+        --inspector-port "$inspector" --persist-to "$state" \
+        --show-interactive-dev-session=false --log-level warn "$@" \
+        </dev/null >"$log" 2>&1 &
+    printf -v "${var}_PGID" '%s' "$!"
+    printf -v "${var}_PORT" '%s' "$port"
+    printf -v "${var}_BASE" '%s' "http://127.0.0.1:$port"
+    WORKER_PGIDS+=("$!")
+}
+
+# worker_wait_port PGID PORT [SECONDS]: waits until the port accepts a TCP
+# connection (no HTTP request is sent: the first answer is what cold-start
+# measures).
+worker_wait_port() {
+    local pgid=$1 port=$2 limit=${3:-300} i
+    for ((i = 0; i < limit * 20; i++)); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            return 0
+        fi
+        if ! kill -0 "$pgid" 2>/dev/null; then
+            echo "wrangler dev exited before listening" >&2
+            return 1
+        fi
+        sleep 0.05
+    done
+    echo "wrangler dev not listening after $limit s" >&2
+    return 1
+}
+
+# worker_wait_ready BASE PGID: waits until GET BASE/openapi.json answers.
+worker_wait_ready() {
+    local base=$1 pgid=$2 i
+    for ((i = 0; i < 600; i++)); do
+        if curl -fsS -o /dev/null "$base/openapi.json" 2>/dev/null; then
+            return 0
+        fi
+        if ! kill -0 "$pgid" 2>/dev/null; then
+            echo "wrangler dev exited before serving" >&2
+            return 1
+        fi
+        sleep 0.5
+    done
+    echo "wrangler dev not ready after 300 s" >&2
+    return 1
+}
+
+# worker_stop PGID: stops that instance's whole process group.
+worker_stop() {
+    local pgid=$1 i
+    kill -0 -- "-$pgid" 2>/dev/null || return 0
+    kill -TERM -- "-$pgid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+        kill -0 -- "-$pgid" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL -- "-$pgid" 2>/dev/null || true
+}
+
+# Stops every instance worker_start started (for an EXIT trap).
+worker_stop_all() {
+    local pgid
+    for pgid in "${WORKER_PGIDS[@]}"; do
+        worker_stop "$pgid"
+    done
+}
+
+WORKER_PGIDS=()
+WORKER_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
