@@ -69,8 +69,7 @@ fn refuse(request: &Request, code: Code) -> Response {
 
 /// The body, or `None` as soon as it passes `limit` bytes: a chunked body
 /// declares no length, and reading it whole first (`req.bytes()`) would let
-/// one request make the isolate hold all of it. The stream's reader is
-/// cancelled there and the rest never read. Through `js_sys` calls rather
+/// one request make the isolate hold all of it. The rest is never read. Through `js_sys` calls rather
 /// than worker's `ByteStream`, which links `wasm-streams`.
 async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>>, JsValue> {
     let Some(stream) = req.inner().body() else {
@@ -91,8 +90,9 @@ async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>
         let start = body.len();
         let end = start + bytes.length() as usize;
         if end > limit {
-            // Its promise is left to settle: nothing more is wanted.
-            let _ = method(&reader, "cancel").and_then(|cancel| cancel.call0(&reader));
+            // The rest is never read; the runtime drops it with the request.
+            // (Cancelling the reader here made wrangler dev's workerd restart
+            // the isolate on the next request.)
             return Ok(None);
         }
         body.resize(end, 0);
