@@ -71,7 +71,7 @@ worker_wait_port() {
 worker_wait_ready() {
     local base=$1 pgid=$2 i
     for ((i = 0; i < 600; i++)); do
-        if curl -fsS -o /dev/null "$base/openapi.json" 2>/dev/null; then
+        if curl -fsS -m 10 -o /dev/null "$base/openapi.json" 2>/dev/null; then
             return 0
         fi
         if ! kill -0 "$pgid" 2>/dev/null; then
