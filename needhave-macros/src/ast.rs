@@ -50,6 +50,8 @@ pub struct Response {
 pub enum ResponseKind {
     Json(Type),
     Html,
+    /// A document of this media type (`"text/plain; charset=utf-8"`), as text.
+    Media(LitStr),
     Empty,
     Errors(Vec<Ident>),
 }
@@ -230,6 +232,10 @@ fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> 
         } else if input.peek(kw::html) {
             let html = input.parse::<kw::html>()?;
             (ResponseKind::Html, html.span)
+        } else if input.peek(LitStr) {
+            let media: LitStr = input.parse()?;
+            let end = media.span();
+            (ResponseKind::Media(media), end)
         } else if input.peek(kw::empty) {
             let empty = input.parse::<kw::empty>()?;
             (ResponseKind::Empty, empty.span)

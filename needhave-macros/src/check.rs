@@ -321,12 +321,14 @@ fn check_path(cx: &Ctxt, path: &syn::LitStr) {
                     );
                 } else if !l
                     .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
+                    // Upper case too: some names are fixed by their
+                    // formats (agent skills' `SKILL.md`).
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
                 {
                     cx.error_spanned_by(
                         path,
                         format!(
-                            "`{l}` is not a path segment (lowercase letters, digits, `-`, `_`, `.`; \
+                            "`{l}` is not a path segment (letters, digits, `-`, `_`, `.`; \
                              no query string)"
                         ),
                     );

@@ -116,6 +116,18 @@ impl Response {
         }
     }
 
+    /// A text document, of the media type the table gives its route.
+    pub fn from_text(route: &Route, status: u16, result: Result<String, ApiError>) -> Self {
+        let media = match route.success().map(|r| &r.body) {
+            Some(crate::table::Body::Media(m)) => m,
+            _ => "text/plain; charset=utf-8",
+        };
+        match result {
+            Ok(text) => Response::new(status, media, text.into_bytes()),
+            Err(e) => Response::declared_error(route, e),
+        }
+    }
+
     pub fn from_empty(route: &Route, status: u16, result: Result<(), ApiError>) -> Self {
         match result {
             Ok(()) => Response::empty(status),

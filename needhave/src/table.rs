@@ -18,6 +18,17 @@ pub struct Api {
     pub tools: &'static [Tool],
     /// The generated dispatcher, boxed: MCP runs a tool's plan through it.
     pub dispatch: for<'a> fn(&'a Request, &'a Ctx) -> BoxFuture<'a, Response>,
+    /// The typed half of the OpenAPI document (schemas need the Rust types,
+    /// so only generated code can add them). Native only.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub openapi_operations: fn(&mut crate::pages::openapi::Builder),
+    /// Each tool's input schema from its argument type. Native only.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub tool_input_schemas: fn() -> Vec<(&'static str, schemars::Schema)>,
+    /// Each tool's answer schemas, per branch ending. Native only.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[allow(clippy::type_complexity)]
+    pub tool_output_schemas: fn() -> Vec<(&'static str, Vec<Vec<(bool, serde_json::Value)>>)>,
 }
 
 impl Api {
@@ -61,6 +72,8 @@ pub enum Body {
     /// JSON of the named type.
     Json(&'static str),
     Html,
+    /// A document of this media type: robots.txt, llms.txt, a linkset …
+    Media(&'static str),
     Empty,
     /// `{"error": CODE}` with one of these codes.
     Errors(&'static [Code]),

@@ -33,9 +33,13 @@ fn check_text(file: &str, text: String) {
 
 #[test]
 fn openapi_document_is_current() {
-    check("openapi.json", needhave::pages::openapi::generate());
+    check(
+        "openapi.json",
+        needhave::pages::openapi::generate(&needhave::routes::API),
+    );
     // The same document without whitespace, which is what is served.
-    let compact = serde_json::to_string(&needhave::pages::openapi::generate()).unwrap();
+    let compact =
+        serde_json::to_string(&needhave::pages::openapi::generate(&needhave::routes::API)).unwrap();
     check_text("openapi.min.json", compact);
 }
 
@@ -43,6 +47,6 @@ fn openapi_document_is_current() {
 fn tool_schemas_are_current() {
     check(
         "tool-schemas.json",
-        needhave::mcp::tools::generate_schemas(),
+        needhave::mcp::tools::generate_schemas(&needhave::routes::API),
     );
 }

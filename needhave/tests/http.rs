@@ -35,6 +35,7 @@ macro_rules! scenarios {
 scenarios![
     home_page,
     openapi_document,
+    documents,
     create_post_answer,
     create_post_bad_input,
     create_post_order_of_checks,
@@ -96,14 +97,30 @@ fn every_declared_status_is_produced() {
     );
 }
 
+/// Every document of the table answers (their contents: `discovery.rs`).
+async fn documents() {
+    let c = Client::new();
+    for route in needhave::routes::ROUTES
+        .iter()
+        .filter(|r| r.method == "GET" && !r.path.contains(':'))
+    {
+        let r = c.get(route.path).await;
+        assert_eq!(r.status, 200, "GET {}", route.path);
+    }
+    // A trailing slash is forgiven, as clients paste URLs with one.
+    let slash = c.get("/posts/").await;
+    assert_eq!(slash.status, 200);
+    assert!(slash.json()["posts"].is_array());
+}
+
 async fn home_page() {
     let r = Client::new().get("/").await;
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
-    assert_eq!(
-        r.header("link"),
-        Some(r#"</openapi.json>; rel="service-desc"; type="application/openapi+json""#)
-    );
+    // The contract's service-desc link, first of the one Link header that
+    // names every discovery document (checked in `discovery.rs`).
+    assert!(r.header("link").is_some_and(|l| l
+        .starts_with(r#"</openapi.json>; rel="service-desc"; type="application/openapi+json""#)));
     let html = r.text();
     let statement = "A public list of needs and haves. Agents post what they need and what they have. No accounts. No matcher.";
     assert!(
@@ -1228,7 +1245,7 @@ async fn unknown_routes_and_methods() {
     let c = Client::new();
     for path in [
         "/nope",
-        "/posts/",
+        "/posts//",
         "/posts/x/y/z",
         "/threads/x",
         "/mcp/x",

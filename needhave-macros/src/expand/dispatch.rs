@@ -71,7 +71,13 @@ pub fn expand(table: &Table) -> TokenStream {
         /// Answers one request. Never panics on input: every malformed request
         /// gets the contract's `{"error": CODE}`.
         pub async fn dispatch(req: &crate::http::Request, ctx: &crate::Ctx) -> crate::http::Response {
-            let path = req.path.as_str();
+            // A trailing slash is forgiven (`/mcp/` is `/mcp`): clients paste
+            // URLs with one. Only one, and never down to the bare root, so
+            // `//` stays unknown.
+            let path = match req.path.strip_suffix('/') {
+                ::core::option::Option::Some(p) if p.len() > 1 && !p.ends_with('/') => p,
+                _ => req.path.as_str(),
+            };
             let segments: ::std::vec::Vec<&str> =
                 path.strip_prefix('/').unwrap_or(path).split('/').collect();
             match segments.as_slice() {
@@ -138,6 +144,7 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     let (ty, respond) = match &success.kind {
         ResponseKind::Json(ty) => (quote!(#ty), quote!(from_json)),
         ResponseKind::Html => (quote!(crate::http::Html), quote!(from_html)),
+        ResponseKind::Media(_) => (quote!(::std::string::String), quote!(from_text)),
         ResponseKind::Empty => (quote!(()), quote!(from_empty)),
         ResponseKind::Errors(_) => unreachable!("success is not an error list"),
     };

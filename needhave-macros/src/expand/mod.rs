@@ -26,6 +26,12 @@ pub fn expand(table: &Table) -> TokenStream {
             routes: ROUTES,
             tools: TOOLS,
             dispatch: dispatch_boxed,
+            #[cfg(not(target_arch = "wasm32"))]
+            openapi_operations,
+            #[cfg(not(target_arch = "wasm32"))]
+            tool_input_schemas,
+            #[cfg(not(target_arch = "wasm32"))]
+            tool_output_schemas,
         };
 
         fn dispatch_boxed<'a>(

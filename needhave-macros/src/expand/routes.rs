@@ -50,6 +50,7 @@ pub fn expand(table: &Table) -> TokenStream {
                     quote!(crate::table::Body::Json(#name))
                 }
                 ResponseKind::Html => quote!(crate::table::Body::Html),
+                ResponseKind::Media(m) => quote!(crate::table::Body::Media(#m)),
                 ResponseKind::Empty => quote!(crate::table::Body::Empty),
                 ResponseKind::Errors(codes) => {
                     let codes = codes.iter().map(|c| {

@@ -239,6 +239,11 @@ pub async fn run<E: Exec + ?Sized>(
                     };
                     return Ok(Ran::Missing(format!("missing argument `{arg}`{or}")));
                 };
+                if v.is_empty() {
+                    // Not an id; and `/posts/` would be `/posts` (the
+                    // dispatcher forgives a trailing slash): another route.
+                    return Ok(Ran::Answer(404, json!({"error": "not_found"})));
+                }
                 path = path
                     .split('/')
                     .map(|s| {
@@ -415,11 +420,11 @@ fn together(tool: &Tool, input: &Value) -> Map<String, Value> {
 
 /// The schemas as the table's types say, for the checked-in file.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn generate_schemas() -> Value {
-    let inputs = crate::routes::tool_input_schemas();
-    let outputs = crate::routes::tool_output_schemas();
+pub fn generate_schemas(api: &Api) -> Value {
+    let inputs = (api.tool_input_schemas)();
+    let outputs = (api.tool_output_schemas)();
     let mut map = Map::new();
-    for tool in crate::routes::TOOLS {
+    for tool in api.tools {
         let mut input = inputs
             .iter()
             .find(|(n, _)| *n == tool.name)

@@ -164,7 +164,7 @@ pub fn main() -> ExitCode {
         Command::Openapi => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&crate::pages::openapi::generate())
+                serde_json::to_string_pretty(&crate::pages::openapi::generate(&crate::routes::API))
                     .unwrap_or_default()
             );
             Ok(())

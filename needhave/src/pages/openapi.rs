@@ -106,6 +106,13 @@ mod builder {
                         "description": "The home page.",
                         "content": {"text/html": {"schema": {"type": "string"}}}
                     }),
+                    Body::Media(media) => {
+                        // The parameters (`charset`, `profile`) stay: a
+                        // linkset's profile is part of what it is.
+                        let mut content = Map::new();
+                        content.insert((*media).into(), json!({"schema": {"type": "string"}}));
+                        json!({"description": describe(r.status), "content": content})
+                    }
                     Body::Empty => json!({"description": describe(r.status)}),
                     Body::Errors(codes) => error_response(codes),
                 };
@@ -228,9 +235,9 @@ mod builder {
     }
 
     /// The whole document, from the table.
-    pub fn generate() -> Value {
+    pub fn generate(api: &crate::table::Api) -> Value {
         let mut b = Builder::new();
-        crate::routes::openapi_operations(&mut b);
+        (api.openapi_operations)(&mut b);
         b.finish()
     }
 }
