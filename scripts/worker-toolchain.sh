@@ -39,7 +39,7 @@ fi
 if [[ ! -x node_modules/.bin/wrangler || ! -x node_modules/.bin/wasm-opt ||
       package-lock.json -nt node_modules/.package-lock.json ]]; then
     say "npm ci (wrangler, workerd, binaryen, esbuild)"
-    npm ci --no-audit --no-fund
+    npm ci --no-audit --no-fund --loglevel=error
 fi
 
 say "ready: $(worker-build --version), $(wasm-bindgen --version), wrangler $(node_modules/.bin/wrangler --version 2>/dev/null | tail -1)"

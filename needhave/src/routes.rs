@@ -31,11 +31,40 @@ use crate::mcp::{self, JsonRpcPayload, JsonRpcReply, JsonRpcResponse};
 use crate::pages;
 
 needhave_macros::routes! {
-    /// The home page: what the list is, and where its calls are described.
+    /// The home page: what the list is, and where its calls are described. As Markdown with `Accept: text/markdown`.
     GET "/" => pages::home::page raw replica -> 200 html;
 
-    /// This document: every call of the list.
+    /// The home page as Markdown.
+    GET "/index.md" => pages::home::index_md raw replica -> 200 "text/markdown; charset=utf-8";
+
+    /// The OpenAPI 3 description of every call of the list.
     GET "/openapi.json" => pages::openapi::document raw replica -> 200 serde_json::Value;
+
+    /// The whole list for a model: what it is, every call and tool, the limits (llmstxt.org).
+    GET "/llms.txt" => pages::llms::document raw replica -> 200 "text/plain; charset=utf-8";
+
+    /// Crawlers welcome, with Content Signals (search and AI answers yes, training no).
+    GET "/robots.txt" => pages::robots::robots raw replica -> 200 "text/plain; charset=utf-8";
+
+    /// The public documents, as absolute URLs of this host.
+    GET "/sitemap.xml" => pages::robots::sitemap raw replica -> 200 "application/xml";
+
+    /// The API catalog (RFC 9727): the HTTP calls and the MCP endpoint, with their descriptions.
+    GET "/.well-known/api-catalog" => pages::catalog::document raw replica
+        -> 200 "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
+
+    /// The MCP server card: name, endpoint, protocol versions and tools, before connecting.
+    GET "/mcp/server-card" => pages::card::document raw replica -> 200 "application/json";
+
+    /// The MCP server card, at its well-known address.
+    GET "/.well-known/mcp/server-card.json" => pages::card::document raw replica -> 200 "application/json";
+
+    /// The agent skills index (agentskills.io discovery 0.2.0): one skill, with the digest of its SKILL.md.
+    GET "/.well-known/agent-skills/index.json" => pages::skills::index raw replica -> 200 "application/json";
+
+    /// The skill: how an agent uses the list, step by step.
+    GET "/.well-known/agent-skills/needhave/SKILL.md" => pages::skills::skill raw replica
+        -> 200 "text/markdown; charset=utf-8";
 
     /// The public list: the 100 newest posts, newest first. No secrets, no messages.
     GET "/posts" => posts::list raw replica -> 200 PostList;

@@ -151,7 +151,8 @@ async fn flow(list: &List, tag: &str) -> Flow {
 }
 
 /// One request for each route, given a flow to refer to, and the round trips
-/// it may make. `GET /` and `GET /openapi.json` make none.
+/// it may make. `GET /`, `GET /openapi.json` and the other documents make
+/// none.
 fn sample(route: &str, f: &Flow) -> (String, Option<Json>, usize) {
     let pid = f.post["id"].as_str().unwrap();
     let mid = f.reply["id"].as_str().unwrap();
@@ -199,6 +200,9 @@ fn sample(route: &str, f: &Flow) -> (String, Option<Json>, usize) {
                 "params": {"name": "read_post", "arguments": {"id": pid}}})),
             1,
         ),
+        // The documents (robots.txt, llms.txt, the card, …) are rendered
+        // from the table: no store at all.
+        other if other.starts_with("GET /") && !other.contains(':') => (other[4..].into(), None, 0),
         other => panic!("no sample request for {other}: add one to `sample` in tests/store.rs"),
     }
 }

@@ -1,4 +1,247 @@
-//! What a person or a crawler reads: the home page and the OpenAPI document.
+//! What a person, a crawler or an agent reads about the list: the home page
+//! (HTML and Markdown), the OpenAPI document, and the discovery documents
+//! (robots.txt, sitemap, llms.txt, the API catalog, the MCP server card, the
+//! agent-skills index and its skill).
+//!
+//! Every document is a pure function of the table handed down as
+//! [`Api`](crate::table::Api) (and, for absolute URLs, of the serving
+//! origin): a route or a tool added to `routes.rs` shows up in all of them,
+//! and nothing here lists calls by hand. They are rendered per request from
+//! the table with a little string code rather than stored: the Worker's
+//! size budget is tight, and the origin differs per host anyway.
 
+pub mod card;
+pub mod catalog;
 pub mod home;
+pub mod llms;
 pub mod openapi;
+pub mod robots;
+pub mod skills;
+
+use crate::http::{Request, Response};
+use crate::table::{Api, Body, Route};
+
+/// The discovery documents `GET /` names in its one `Link` header, with
+/// their relation types: `service-desc`, `service-doc`, `alternate`,
+/// `api-catalog` and `sitemap` are registered (RFC 8631, RFC 9727, the IANA
+/// registry); the MCP and agent-skills relations have no registered name
+/// yet, so they are named as the documents they point at. A test checks
+/// that each path is a route of the table and that every discovery route is
+/// here.
+pub const LINKS: &[Link] = &[
+    Link(
+        "/openapi.json",
+        "service-desc",
+        "application/openapi+json",
+        "The calls, as OpenAPI 3",
+    ),
+    Link(
+        "/llms.txt",
+        "service-doc",
+        "text/plain",
+        "Everything in one text, for a model",
+    ),
+    Link(
+        "/index.md",
+        "alternate",
+        "text/markdown",
+        "This page as Markdown",
+    ),
+    Link(
+        "/.well-known/api-catalog",
+        "api-catalog",
+        "application/linkset+json",
+        "The API catalog (RFC 9727)",
+    ),
+    Link(
+        "/mcp",
+        "mcp",
+        "application/json",
+        "The MCP endpoint (Streamable HTTP)",
+    ),
+    Link(
+        "/mcp/server-card",
+        "mcp-server-card",
+        "application/json",
+        "The MCP server card",
+    ),
+    Link(
+        "/.well-known/agent-skills/index.json",
+        "agent-skills",
+        "application/json",
+        "The agent skill",
+    ),
+    Link("/sitemap.xml", "sitemap", "application/xml", "The sitemap"),
+];
+
+/// One discovery link: path, relation type, media type, title.
+pub struct Link(
+    pub &'static str,
+    pub &'static str,
+    pub &'static str,
+    pub &'static str,
+);
+
+/// The one `Link` header of `GET /`, naming every entry of [`LINKS`].
+pub fn link_header() -> String {
+    LINKS
+        .iter()
+        .map(|Link(path, rel, ty, _)| format!(r#"<{path}>; rel="{rel}"; type="{ty}""#))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `scheme://host[:port]` of the serving host, for documents that must give
+/// absolute URLs (sitemap, catalog, card). The scheme is the proxy's
+/// `X-Forwarded-Proto` when it says `http` or `https`; otherwise `http` for a
+/// loopback host (`needhave serve`, `wrangler dev`) and `https` for any
+/// other (the Worker is served over TLS). At worst a wrong header makes
+/// wrong links in the answer to that very client.
+pub fn origin(req: &Request) -> String {
+    let host = req
+        .header("host")
+        .map(str::trim)
+        .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic() && b != b'/'))
+        .unwrap_or("localhost");
+    let scheme = match req.header("x-forwarded-proto").map(str::trim) {
+        Some(p @ ("http" | "https")) => p,
+        _ if is_loopback(host) => "http",
+        _ => "https",
+    };
+    format!("{scheme}://{host}")
+}
+
+fn is_loopback(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    name == "localhost" || name.ends_with(".localhost") || name.starts_with("127.") || name == "::1"
+}
+
+/// The routes a reader can fetch as they are: `GET`, no path parameter.
+pub fn documents(api: &Api) -> impl Iterator<Item = &'static Route> + '_ {
+    api.routes
+        .iter()
+        .filter(|r| r.method == "GET" && !r.path.contains(':'))
+}
+
+/// Whether a route is one of the discovery documents (a text document the
+/// table gives a media type).
+pub fn is_discovery(route: &Route) -> bool {
+    route
+        .success()
+        .is_some_and(|s| matches!(s.body, Body::Media(_)))
+}
+
+/// A document answer; the public documents may be cached briefly by
+/// anyone, like any public page.
+pub fn text(media: &str, body: String) -> Response {
+    Response::new(200, media, body.into_bytes()).with_header("cache-control", "public, max-age=300")
+}
+
+/// The media type the table gives a route's success, for its handler.
+pub fn media_of(api: &Api, path: &str) -> &'static str {
+    api.route("GET", path)
+        .and_then(Route::success)
+        .and_then(|s| match s.body {
+            Body::Media(m) => Some(m),
+            Body::Html => Some("text/html; charset=utf-8"),
+            _ => None,
+        })
+        .unwrap_or("text/plain; charset=utf-8")
+}
+
+/// Escapes text for HTML and XML.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Inline Markdown as HTML: `` `code` ``, `*emphasis*`, `**strong**` and
+/// `[text](href)`, everything else escaped. The prose of the pages and the
+/// table's docs are written once, in Markdown, and shown in both the HTML
+/// and the Markdown home page: no backtick is ever shown raw in a browser.
+pub fn inline_html(md: &str) -> String {
+    let mut out = String::new();
+    let mut rest = md;
+    while let Some(c) = rest.chars().next() {
+        let closed = |open: &str, close: &str| {
+            rest.strip_prefix(open).and_then(|r| {
+                r.find(close)
+                    .map(|end| (&r[..end], &r[end + close.len()..]))
+            })
+        };
+        if let Some((code, after)) = closed("`", "`") {
+            out.push_str(&format!("<code>{}</code>", escape(code)));
+            rest = after;
+        } else if let Some((strong, after)) = closed("**", "**") {
+            out.push_str(&format!("<strong>{}</strong>", inline_html(strong)));
+            rest = after;
+        } else if let Some((em, after)) = closed("*", "*") {
+            out.push_str(&format!("<em>{}</em>", inline_html(em)));
+            rest = after;
+        } else if let Some((text, (href, after))) = closed("[", "](")
+            .and_then(|(t, r)| r.find(')').map(|end| (t, (&r[..end], &r[end + 1..]))))
+        {
+            out.push_str(&format!(
+                r#"<a href="{}">{}</a>"#,
+                escape(href),
+                inline_html(text)
+            ));
+            rest = after;
+        } else {
+            out.push_str(&escape(&c.to_string()));
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_markdown() {
+        assert_eq!(
+            inline_html("MCP at `/mcp` & *more*: [the calls](/openapi.json) **now** <x>"),
+            r#"MCP at <code>/mcp</code> &amp; <em>more</em>: <a href="/openapi.json">the calls</a> <strong>now</strong> &lt;x&gt;"#
+        );
+        // Unclosed marks stay text.
+        assert_eq!(inline_html("a `b and *c"), "a `b and *c");
+    }
+
+    #[test]
+    fn origins() {
+        let at = |host: Option<&str>, proto: Option<&str>| {
+            let mut r = Request::new("GET", "/");
+            if let Some(h) = host {
+                r.headers.push(("host".into(), h.into()));
+            }
+            if let Some(p) = proto {
+                r.headers.push(("x-forwarded-proto".into(), p.into()));
+            }
+            origin(&r)
+        };
+        assert_eq!(at(Some("127.0.0.1:8787"), None), "http://127.0.0.1:8787");
+        assert_eq!(at(Some("[::1]:80"), None), "http://[::1]:80");
+        assert_eq!(at(Some("needhave.io"), None), "https://needhave.io");
+        assert_eq!(at(Some("needhave.io"), Some("http")), "http://needhave.io");
+        assert_eq!(
+            at(Some("needhave.io"), Some("gopher")),
+            "https://needhave.io"
+        );
+        assert_eq!(at(Some("evil/path"), None), "http://localhost");
+        assert_eq!(at(None, None), "http://localhost");
+    }
+}

@@ -1,0 +1,49 @@
+//! `GET /robots.txt` and `GET /sitemap.xml`: every crawler welcome, with the
+//! Content Signals (search and answers yes, training no), and the public
+//! documents as absolute URLs of the host serving the request.
+
+use super::{documents, escape, media_of, origin, text};
+use crate::http::{Request, Response};
+use crate::table::Api;
+use crate::Ctx;
+
+pub const CONTENT_SIGNAL: &str = "search=yes, ai-input=yes, ai-train=no";
+
+pub fn robots_txt(origin: &str) -> String {
+    format!(
+        "# Needhave: a public list of needs and haves. Crawlers are welcome.\n\
+         # Content signals: search and AI answers may use the list; model training may not.\n\
+         User-agent: *\nContent-Signal: {CONTENT_SIGNAL}\nAllow: /\n\n\
+         Sitemap: {origin}/sitemap.xml\n"
+    )
+}
+
+/// Every document of the table, but these two files and the well-known
+/// ones (machines find those by their address, not by search).
+pub fn sitemap_xml(api: &Api, origin: &str) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    for r in documents(api).filter(|r| {
+        !r.path.starts_with("/.well-known/") && !matches!(r.path, "/robots.txt" | "/sitemap.xml")
+    }) {
+        xml.push_str(&format!(
+            "<url><loc>{}</loc></url>\n",
+            escape(&format!("{origin}{}", r.path))
+        ));
+    }
+    xml.push_str("</urlset>\n");
+    xml
+}
+
+pub async fn robots(req: &Request, ctx: &Ctx) -> Response {
+    text(media_of(ctx.api, "/robots.txt"), robots_txt(&origin(req)))
+}
+
+pub async fn sitemap(req: &Request, ctx: &Ctx) -> Response {
+    text(
+        media_of(ctx.api, "/sitemap.xml"),
+        sitemap_xml(ctx.api, &origin(req)),
+    )
+}

@@ -1,0 +1,223 @@
+//! Every discovery document is a pure function of the table: built here
+//! from an `Api` made by hand — the real table plus one route and one tool
+//! it does not have — each document names the newcomers where it should,
+//! with no change anywhere else. (What the served documents look like is
+//! `discovery.rs`.)
+
+use needhave::pages::{card, home, llms, robots, skills};
+use needhave::routes::{API, ROUTES, TOOLS};
+use needhave::store::Consistency;
+use needhave::table::{Api, Body, Branch, Route, RouteResponse, Step, Tool};
+
+const ORIGIN: &str = "https://list.example";
+
+fn extended() -> &'static Api {
+    let mut routes: Vec<Route> = ROUTES
+        .iter()
+        .map(|r| Route {
+            method: r.method,
+            path: r.path,
+            doc: r.doc,
+            handler: r.handler,
+            body: r.body,
+            raw: r.raw,
+            consistency: r.consistency,
+            responses: r.responses,
+            tools: r.tools,
+        })
+        .collect();
+    routes.push(Route {
+        method: "GET",
+        path: "/badges",
+        doc: "Every badge (a route only this test has).",
+        handler: "pages::badges",
+        body: None,
+        raw: true,
+        consistency: Consistency::Replica,
+        responses: &[RouteResponse {
+            status: 200,
+            body: Body::Json("BadgeList"),
+        }],
+        tools: &["list_badges"],
+    });
+    let mut tools: Vec<Tool> = TOOLS
+        .iter()
+        .map(|t| Tool {
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            read_only: t.read_only,
+            idempotent: t.idempotent,
+            branches: t.branches,
+        })
+        .collect();
+    tools.push(Tool {
+        name: "list_badges",
+        title: "List badges",
+        description: "Read every badge (a tool only this test has).",
+        read_only: true,
+        idempotent: true,
+        branches: &[Branch {
+            when: None,
+            steps: &[Step {
+                when_prev: None,
+                method: "GET",
+                path: "/badges",
+                args: &[],
+            }],
+        }],
+    });
+    Box::leak(Box::new(Api {
+        routes: Box::leak(routes.into_boxed_slice()),
+        tools: Box::leak(tools.into_boxed_slice()),
+        dispatch: API.dispatch,
+        openapi_operations: API.openapi_operations,
+        tool_input_schemas: API.tool_input_schemas,
+        tool_output_schemas: API.tool_output_schemas,
+    }))
+}
+
+#[test]
+fn a_new_route_and_tool_reach_every_document() {
+    let api = extended();
+    let llms = llms::llms_txt(api, ORIGIN);
+    assert!(llms.contains("- `GET /badges`: Every badge (a route only this test has)."));
+    assert!(llms.contains("- `list_badges` (List badges, read-only): Read every badge"));
+
+    let md = home::markdown(api);
+    assert!(md.contains("- `GET /badges` — Every badge"));
+    let html = home::render(api);
+    assert!(html.contains("<li><code>GET /badges</code> — Every badge"));
+
+    let sitemap = robots::sitemap_xml(api, ORIGIN);
+    assert!(sitemap.contains("<loc>https://list.example/badges</loc>"));
+
+    let skill = skills::skill_md(api, ORIGIN);
+    assert!(skill.contains("- `list_badges`: Read every badge"));
+    assert!(skill.contains("- `GET /badges` (tools: list_badges)"));
+    // The index's digest follows the skill's bytes.
+    assert_ne!(
+        skills::index_json(api, ORIGIN),
+        skills::index_json(&API, ORIGIN)
+    );
+
+    let card = card::card(api, ORIGIN);
+    let names: Vec<&str> = card["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.last(), Some(&"list_badges"));
+    assert_eq!(names.len(), TOOLS.len() + 1);
+
+    // And the real table's documents do not have them.
+    assert!(!llms::llms_txt(&API, ORIGIN).contains("badges"));
+    assert!(!robots::sitemap_xml(&API, ORIGIN).contains("badges"));
+}
+
+#[test]
+fn every_discovery_link_is_a_route_and_every_document_is_linked() {
+    use needhave::pages::{is_discovery, Link, LINKS};
+    for Link(path, _, _, _) in LINKS {
+        let method = if *path == "/mcp" { "POST" } else { "GET" };
+        assert!(
+            API.route(method, path).is_some(),
+            "{path} is not a route of the table"
+        );
+    }
+    // Each document is linked from `GET /`, but the card's second address
+    // and robots.txt (found by their well-known names) and the skill (its
+    // index names it).
+    for route in ROUTES.iter().filter(|r| is_discovery(r)) {
+        let linked = LINKS.iter().any(|Link(p, ..)| *p == route.path);
+        let exempt = matches!(
+            route.path,
+            "/robots.txt" | "/.well-known/mcp/server-card.json" | skills::PATH
+        );
+        assert!(linked || exempt, "{} is not in pages::LINKS", route.path);
+    }
+}
+
+fn repo_file(name: &str) -> String {
+    let path = format!("{}/../{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn repo_json(name: &str) -> serde_json::Value {
+    serde_json::from_str(&repo_file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The MCP registry entry: valid against the registry's schema (a copy in
+/// `schemas/`), the same server as the card, and the package the registry
+/// can verify (the `mcp-name:` line of the README, PyPI's description).
+#[test]
+fn server_json_is_a_valid_registry_entry_of_the_same_server() {
+    let entry = repo_json("server.json");
+    let schema = repo_json("schemas/mcp-registry-server.2025-12-11.schema.json");
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the registry schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&entry)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "server.json: {errors:#?}");
+    assert_eq!(entry["$schema"], schema["$id"]);
+    // The schema can fail: it refuses an entry without a name.
+    let mut broken = entry.clone();
+    broken.as_object_mut().unwrap().remove("name");
+    assert!(!validator.is_valid(&broken));
+
+    let card = card::card(&API, "https://needhave.io");
+    for field in ["name", "title", "description", "version", "websiteUrl"] {
+        assert_eq!(
+            entry[field], card[field],
+            "{field}: server.json vs the card"
+        );
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(entry["remotes"][0]["type"], "streamable-http");
+    assert_eq!(entry["remotes"][0]["url"], card["remotes"][0]["url"]);
+    // The registry's own rule beyond the schema: a public https remote.
+    assert!(entry["remotes"][0]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://"));
+    let package = &entry["packages"][0];
+    assert_eq!(package["registryType"], "pypi");
+    assert_eq!(package["version"], version);
+    assert_eq!(package["transport"]["type"], "stdio");
+    assert_eq!(package["packageArguments"][0]["value"], "mcp");
+    assert_eq!(
+        package["environmentVariables"][0]["name"],
+        "NEEDHAVE_LIST_URL"
+    );
+    let pyproject = repo_file("pyproject.toml");
+    assert!(pyproject.contains(&format!("name = {}", package["identifier"])));
+    assert!(pyproject.contains("bindings = \"bin\""));
+    assert!(pyproject.contains("readme = \"README.md\""));
+    let name = entry["name"].as_str().unwrap();
+    assert!(repo_file("README.md")
+        .lines()
+        .any(|l| l == format!("mcp-name: {name}")));
+}
+
+/// `npm run mcp` is the stdio server and `npm test` the README's test
+/// command (`.ci/npm-mcp` runs the former for real).
+#[test]
+fn npm_scripts() {
+    let package = repo_json("package.json");
+    let mcp = package["scripts"]["mcp"].as_str().unwrap();
+    assert!(
+        mcp.starts_with("cargo run") && mcp.ends_with("--bin needhave -- mcp"),
+        "{mcp}"
+    );
+    let test = package["scripts"]["test"].as_str().unwrap();
+    assert!(
+        repo_file("README.md").contains(&format!("\n    {test}\n")),
+        "{test}"
+    );
+    assert!(repo_file(".npmrc").lines().any(|l| l == "loglevel=silent"));
+}
