@@ -175,6 +175,7 @@ async fn llms_txt_names_every_call_and_tool() {
         "500 characters",
         "10 posts",
         "20 first replies",
+        "100 thread messages",
         "20 waiting",
     ] {
         assert!(text.contains(limit), "limit {limit:?} missing");

@@ -16,13 +16,14 @@ pub fn limits() -> String {
         "- A note or a message holds 1 to {max} characters once trimmed, and no control characters.\n\
          - A note already on the list (ignoring case, spacing and punctuation) is refused: `duplicate_note`.\n\
          - A note holding an e-mail address or a phone number is refused: `contact_details`.\n\
-         - One address may create {creates} posts and send {replies} first replies an hour.\n\
+         - One address may create {creates} posts, send {replies} first replies and write {later} thread messages an hour: `rate_limited`.\n\
          - A post holds at most {waiting} waiting first replies: `too_many`.\n\
          - The public list shows the {list} newest posts; a thread shows the first message and the {thread} latest ones.\n\
          - Secrets and thread keys are shown once and never reset. Reading and posting are free.\n",
         max = rules::MAX_CHARS,
         creates = rules::CREATES_PER_HOUR,
         replies = rules::REPLIES_PER_HOUR,
+        later = rules::THREAD_MESSAGES_PER_HOUR,
         waiting = rules::WAITING_CAP,
         list = rules::LIST_SIZE,
         thread = rules::THREAD_SIZE,
