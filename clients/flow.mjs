@@ -5,11 +5,10 @@
 //
 // Every successful structuredContent is validated against the tool's
 // outputSchema with ajv (the JSON Schema dialect the schema names, 2020-12 by
-// default as both MCP revisions say). What the mcp work adds to BOTH eras
-// (outputSchema on every tool, argument errors as isError) is collected as
-// "pending" rather than thrown, so that the runner can report it apart from
-// the flow itself: a flow script exits 3 when the flow passed but something
-// pending is missing, 1 on any real failure.
+// default as both MCP revisions say). What the server owes beyond the flow
+// (an outputSchema on every tool, argument errors as isError results, icons,
+// serverInfo's description and websiteUrl) is collected and listed together,
+// so one run names every gap; any of them fails the client (exit 1).
 
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -30,9 +29,6 @@ export const TOOLS = [
   "read_thread",
   "write_thread_message",
 ];
-
-/** Exit code of a flow script whose flow passed but whose pending checks did not. */
-export const EXIT_PENDING = 3;
 
 const HEX = (n) => new RegExp(`^[0-9a-f]{${n}}$`);
 
@@ -189,7 +185,7 @@ export async function fullFlow(call, check, who) {
   return { post, first, thread_key, needNote };
 }
 
-/** The list's rules as isError results, and argument errors (pending: isError, not -32602). */
+/** The list's rules as isError results, and argument errors as isError results (not -32602). */
 export async function rules(call, check, { post, first, needNote }, { unknownTool = true } = {}) {
   check.refused("create_need", await call("create_need", { note: "   " }), "empty_note");
   check.refused("create_have", await call("create_have", { note: needNote }), "duplicate_note");
@@ -226,12 +222,12 @@ export async function rules(call, check, { post, first, needNote }, { unknownToo
   if (unknownTool) await assert.rejects(call("no_such_tool", {}), (e) => e.code === -32602, "unknown tool: -32602");
 }
 
-/** Prints the verdict and exits: 0 all good, 3 flow good but pending checks missing, 1 failed. */
+/** Prints the verdict: PASS, or FAIL (exit code 1) when anything the server owes is missing. */
 export function finish(label, check, summary) {
   if (check.pending.length) {
-    console.log(`PENDING ${label}: ${summary}; ${check.validatedCount()} results validated against outputSchema; pending:`);
+    console.log(`FAIL ${label}: ${summary}; ${check.validatedCount()} results validated against outputSchema; missing:`);
     for (const p of check.pending) console.log(`  - ${p}`);
-    process.exitCode = EXIT_PENDING;
+    process.exitCode = 1;
   } else {
     console.log(`PASS ${label}: ${summary}; ${check.validatedCount()} results validated against outputSchema`);
   }

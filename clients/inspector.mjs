@@ -8,7 +8,7 @@
 //
 // ERA: modern (--protocol-era modern: the Inspector pins 2026-07-28, no
 // fallback) or legacy (the 2025 initialize handshake).
-// Exit: 0 pass, 3 flow passed but pending checks missing (flow.mjs), 1 fail.
+// Exit: 0 pass, 1 fail.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -17,7 +17,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
-import { EXIT_PENDING, checker, finish, fullFlow, rules } from "./flow.mjs";
+import { checker, finish, fullFlow, rules } from "./flow.mjs";
 
 const [era, mode, target, listUrl] = process.argv.slice(2);
 const label = `inspector --cli --protocol-era ${era} ${mode}`;
@@ -86,4 +86,4 @@ try {
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
-process.exit(process.exitCode === EXIT_PENDING ? EXIT_PENDING : process.exitCode ?? 0);
+process.exit(process.exitCode ?? 0);

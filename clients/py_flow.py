@@ -11,8 +11,8 @@ server/discover, fall back to initialize; needhave speaks 2026-07-28, so auto
 must end up there). Every successful structuredContent is validated against
 the tool's outputSchema with jsonschema, independently of the SDK's own check.
 
-Exit: 0 pass, 3 the flow passed but pending checks are missing (as flow.mjs),
-1 any failure.
+Exit: 0 pass, 1 any failure (including an outputSchema, an isError argument
+error, … the server owes, listed together as flow.mjs does).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.stdio import get_default_environment
 
 MODERN = "2026-07-28"
-EXIT_PENDING = 3
 TOOLS = [
     "list_posts",
     "create_need",
@@ -265,10 +264,10 @@ async def main() -> int:
         return 1
     summary = f"connected as {MODERN}, 8 tools, the full flow, the rules; {check.validated} results validated"
     if check.pending:
-        print(f"PENDING {label}: {summary}; pending:")
+        print(f"FAIL {label}: {summary}; missing:")
         for p in check.pending:
             print(f"  - {p}")
-        return EXIT_PENDING
+        return 1
     print(f"PASS {label}: {summary}")
     return 0
 

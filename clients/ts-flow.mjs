@@ -10,11 +10,11 @@
 // { pin: "2026-07-28" }: server/discover must offer it, no fallback) or auto
 // (probe with server/discover, fall back to initialize; since needhave speaks
 // 2026-07-28, auto must end up modern).
-// Exit: 0 pass, 3 flow passed but pending checks missing (flow.mjs), 1 fail.
+// Exit: 0 pass, 1 fail.
 
 import assert from "node:assert/strict";
 
-import { EXIT_PENDING, checker, finish, fullFlow, rules } from "./flow.mjs";
+import { checker, finish, fullFlow, rules } from "./flow.mjs";
 
 const [sdk, negotiation, mode, target, listUrl] = process.argv.slice(2);
 const label = `${sdk} ${negotiation} ${mode}`;
@@ -106,4 +106,4 @@ try {
   await client.close().catch(() => {});
   process.exit(1);
 }
-process.exit(process.exitCode === EXIT_PENDING ? EXIT_PENDING : 0);
+process.exit(process.exitCode ?? 0);
