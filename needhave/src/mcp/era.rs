@@ -23,7 +23,7 @@ const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// How long a client may keep `server/discover` and `tools/list`: both are
+/// How long a client may keep `server/discover` and the lists: all are
 /// compiled into the server, the same for everyone, and change only with a
 /// new release.
 pub const TTL_MS: u64 = 3_600_000;
@@ -110,9 +110,14 @@ fn header_mismatch(message: String) -> RpcError {
     RpcError::new(-32020, format!("Header mismatch: {message}")).with_status(400)
 }
 
-/// The `MCP-Protocol-Version` header on its own, before the body is read:
-/// a version nobody here speaks is refused whatever the body says.
-pub fn check_header(transport: &Transport) -> Result<(), RpcError> {
+/// The `MCP-Protocol-Version` header on its own, for what `read` never
+/// sees (batches, notifications, a body without a version in `_meta`): a
+/// version nobody here speaks is refused. When the body names a version,
+/// `read` compares the two first, since a mismatch is the finding then.
+pub fn check_header(transport: &Transport, body: &Value) -> Result<(), RpcError> {
+    if body["params"]["_meta"][META_VERSION].is_string() {
+        return Ok(());
+    }
     match transport.headers().and_then(|h| h.protocol_version) {
         Some(v) if !PROTOCOL_VERSIONS.contains(&v.trim()) => Err(unsupported(v.trim())),
         _ => Ok(()),
@@ -150,9 +155,6 @@ pub fn read(
             .with_status(400))
         }
     };
-    if let Some(v) = meta_version.filter(|v| !PROTOCOL_VERSIONS.contains(v)) {
-        return Err(unsupported(v));
-    }
     let headers = transport.headers();
     let header_version = headers.and_then(|h| h.protocol_version).map(str::trim);
     if let (Some(h), Some(m)) = (header_version, meta_version) {
@@ -161,6 +163,9 @@ pub fn read(
                 "MCP-Protocol-Version header value '{h}' does not match body value '{m}'"
             )));
         }
+    }
+    if let Some(v) = meta_version.filter(|v| !PROTOCOL_VERSIONS.contains(v)) {
+        return Err(unsupported(v));
     }
     let modern = match meta_version.or(header_version) {
         Some(v) => is_modern(v),
@@ -276,7 +281,17 @@ impl Era {
     pub fn speaks(self, method: &str) -> bool {
         match self {
             Era::Legacy => matches!(method, "initialize" | "ping" | "tools/list" | "tools/call"),
-            Era::Modern => matches!(method, "server/discover" | "tools/list" | "tools/call"),
+            // The other lists, empty: a client (and the conformance suite)
+            // may ask any list for its caching hints.
+            Era::Modern => matches!(
+                method,
+                "server/discover"
+                    | "tools/list"
+                    | "tools/call"
+                    | "prompts/list"
+                    | "resources/list"
+                    | "resources/templates/list"
+            ),
         }
     }
 
@@ -301,7 +316,7 @@ impl Era {
             m.insert("resultType".into(), "complete".into());
             let meta = m.entry("_meta").or_insert_with(|| json!({}));
             meta[META_SERVER_INFO] = server_info();
-            if matches!(method, "server/discover" | "tools/list") {
+            if method == "server/discover" || method.ends_with("/list") {
                 m.insert("ttlMs".into(), TTL_MS.into());
                 m.insert("cacheScope".into(), "public".into());
             }

@@ -79,7 +79,7 @@ pub async fn handle_payload<E: Exec + ?Sized>(
     let Ok(value) = serde_json::from_slice::<Value>(payload) else {
         return reply(400, error(None, &RpcError::new(-32700, "Parse error")));
     };
-    if let Err(e) = era::check_header(&transport) {
+    if let Err(e) = era::check_header(&transport, &value) {
         return reply(e.status, error(id_of(&value), &e));
     }
     match value {
@@ -220,10 +220,20 @@ async fn run<E: Exec + ?Sized>(
         "ping" => Ok(json!({})),
         "server/discover" => Ok(json!({
             "supportedVersions": PROTOCOL_VERSIONS,
-            "capabilities": {"tools": {"listChanged": false}},
+            // Prompts and resources: declared because their lists answer
+            // (empty), as the capabilities must match what is handled.
+            "capabilities": {
+                "tools": {"listChanged": false},
+                "prompts": {"listChanged": false},
+                "resources": {"listChanged": false, "subscribe": false},
+            },
             "instructions": INSTRUCTIONS,
         })),
         "tools/list" => Ok(tools::list(api)),
+        // The list offers tools only.
+        "prompts/list" => Ok(json!({"prompts": []})),
+        "resources/list" => Ok(json!({"resources": []})),
+        "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
         "tools/call" => call(api, params, exec).await,
         _ => Err(RpcError::new(-32601, format!("Method not found: {method}"))),
     }

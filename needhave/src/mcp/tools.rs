@@ -4,9 +4,9 @@
 //! Everything about a tool comes from the table's tools (`Api::tools`). Its
 //! input schema comes from its argument type, its output schema from the
 //! answer types of the routes its plan calls (schemars, native only), both
-//! tidied for MCP clients, checked in as `needhave/tool-schemas.json` and
-//! read from there on every target, like the OpenAPI document: the Worker
-//! links no schema library.
+//! tidied for MCP clients, checked in as `needhave/tool-schemas.json` (and
+//! `.min.json`) and read from there on every target, like the OpenAPI
+//! document: the Worker links no schema library.
 
 use std::sync::OnceLock;
 
@@ -15,8 +15,9 @@ use serde_json::{json, Map, Value};
 use crate::platform::{BoxFuture, MaybeSend};
 use crate::table::{Api, Source, Tool};
 
-/// The checked-in schemas: `{tool: {"inputSchema": …, "outputSchema": …}}`.
-pub const SCHEMAS: &str = include_str!("../../tool-schemas.json");
+/// The checked-in schemas: `{tool: {"inputSchema": …, "outputSchema": …}}`,
+/// without whitespace (`tool-schemas.json` is the same, for people).
+pub const SCHEMAS: &str = include_str!("../../tool-schemas.min.json");
 
 /// How a plan's route calls are made: in process or over HTTP.
 pub trait Exec: MaybeSend {

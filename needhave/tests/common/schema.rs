@@ -64,7 +64,14 @@ pub fn assert_valid(rev: Rev, def: &str, value: &Value) {
 pub fn knows(method: &str) -> bool {
     matches!(
         method,
-        "initialize" | "ping" | "server/discover" | "tools/list" | "tools/call"
+        "initialize"
+            | "ping"
+            | "server/discover"
+            | "tools/list"
+            | "tools/call"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
     )
 }
 
@@ -76,6 +83,9 @@ pub fn result_def(method: &str) -> &'static str {
         "server/discover" => "DiscoverResult",
         "tools/list" => "ListToolsResult",
         "tools/call" => "CallToolResult",
+        "prompts/list" => "ListPromptsResult",
+        "resources/list" => "ListResourcesResult",
+        "resources/templates/list" => "ListResourceTemplatesResult",
         other => panic!("no result type known for {other}"),
     }
 }

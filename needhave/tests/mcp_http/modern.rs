@@ -131,6 +131,17 @@ async fn tools_list_is_the_same_tools_with_caching_hints() {
     // The tools are the 2025 era's, in the table's order: only the envelope differs.
     let legacy = needhave::mcp::tools::list(&needhave::routes::API);
     assert_eq!(r["tools"], legacy["tools"]);
+    // The other lists answer empty, with the same hints.
+    for (method, key) in [
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ] {
+        let v = rpc(&c, request(json!(3), method, json!({}))).await;
+        assert_eq!(v["result"][key], json!([]), "{v}");
+        assert_eq!(v["result"]["cacheScope"], "public");
+        assert!(v["result"]["ttlMs"].as_u64().is_some_and(|t| t > 0), "{v}");
+    }
     // And the same every time.
     let again = rpc(&c, request(json!(2), "tools/list", json!({}))).await;
     assert_eq!(again["result"]["tools"], r["tools"]);
@@ -302,6 +313,30 @@ async fn mirrored_headers_are_checked_400_32020() {
     let c = Client::new();
     let list = request(json!(1), "tools/list", json!({}));
     let call = call(2, "list_posts", json!({}));
+    // Header and body disagree, one of them a version nobody speaks: the
+    // mismatch is the finding, not the version.
+    let mut odd = list.clone();
+    odd["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = c
+        .mcp_with(
+            &odd,
+            &[
+                ("mcp-protocol-version", MODERN),
+                ("mcp-method", "tools/list"),
+            ],
+        )
+        .await;
+    refused(&r, 400, -32020, &json!(1), Some("HeaderMismatchError"));
+    let r = c
+        .mcp_with(
+            &list,
+            &[
+                ("mcp-protocol-version", "2099-01-01"),
+                ("mcp-method", "tools/list"),
+            ],
+        )
+        .await;
+    refused(&r, 400, -32020, &json!(1), Some("HeaderMismatchError"));
     type Case<'a> = (&'a Value, Vec<(&'a str, &'a str)>, &'a str);
     let cases: Vec<Case> = vec![
         // MCP-Protocol-Version missing, or not the body's.
@@ -410,7 +445,7 @@ async fn unknown_methods_are_404_and_ping_and_initialize_are_gone() {
         "ping",
         "initialize",
         "nope",
-        "resources/list",
+        "prompts/get",
         "logging/setLevel",
     ] {
         let p = request(json!(method), method, json!({}));
