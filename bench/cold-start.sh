@@ -5,12 +5,13 @@
 # — ours and bench/baseline-worker (the smallest workers-rs Worker that
 # makes one D1 call) alternately, same workerd, same flags, same machine.
 #
+# Caveat: wrangler's proxy listens before workerd has loaded the Worker, so
+# "first" also holds the runtime's own start (about 1 s here, for both).
 # Where the first answer's time goes:
 #   first - warm     what the first request pays once: the wasm's
 #                    instantiation and start (workerd compiles lazily), the
 #                    first D1 call's setup
 #   GET / vs /posts  ours without and with a D1 call
-#   compile          V8 (node) compiling each .wasm, alone
 #
 # RUNS=n (default 7) runs per Worker; SKIP_BUILD=1 reuses the builds.
 # Prints medians in ms and the ratio of ours to the baseline (goal <= 1.5).
@@ -68,20 +69,6 @@ done
 median() { # file column
     sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { m = int((NR + 1) / 2); print v[m] }'
 }
-compile() { # wasm: median ms of `new WebAssembly.Module` over 20 runs
-    node -e '
-const bytes = require("fs").readFileSync(process.argv[1]);
-const t = [];
-for (let i = 0; i < 20; i++) {
-  const s = process.hrtime.bigint();
-  new WebAssembly.Module(bytes);
-  t.push(Number(process.hrtime.bigint() - s) / 1e6);
-}
-t.sort((a, b) => a - b);
-console.log(t[10].toFixed(1));
-' "$1"
-}
-
 printf '%-34s %8s %8s %10s %12s\n' "median of $RUNS launches (ms)" first warm first-warm launch->1st
 for name in baseline ours-posts ours-home; do
     f=$(median "$WORK/$name.times" 1)
@@ -89,7 +76,6 @@ for name in baseline ours-posts ours-home; do
     l=$(median "$WORK/$name.times" 3)
     printf '%-34s %8s %8s %10s %12s\n' "$name" "$f" "$w" "$(awk -v a="$f" -v b="$w" 'BEGIN { printf "%.1f", a - b }')" "$l"
 done
-echo "compile (node, median of 20): ours $(compile build/index_bg.wasm) ms, baseline $(compile "$OUT/baseline/index_bg.wasm") ms"
 bf=$(median "$WORK/baseline.times" 1)
 of=$(median "$WORK/ours-posts.times" 1)
 echo "first answer, ours (GET /posts) / baseline: $(awk -v a="$of" -v b="$bf" 'BEGIN { printf "%.2f", a / b }') (goal <= 1.50)"
