@@ -97,14 +97,14 @@ pub fn render(api: &Api) -> String {
 /// Whether the client asks for Markdown over HTML: `text/markdown` with a
 /// higher quality than `text/html`, or the same and listed first.
 pub fn wants_markdown(accept: &str) -> bool {
-    let mut best: [Option<(f32, usize)>; 2] = [None, None];
+    let mut best: [Option<(u16, usize)>; 2] = [None, None];
     for (i, range) in accept.split(',').enumerate() {
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
         let q = parts
             .filter_map(|p| p.trim().strip_prefix("q="))
-            .find_map(|q| q.trim().parse::<f32>().ok())
-            .unwrap_or(1.0);
+            .find_map(|q| permille(q.trim()))
+            .unwrap_or(1000);
         let slot = match media.as_str() {
             "text/markdown" => 0,
             "text/html" => 1,
@@ -115,10 +115,27 @@ pub fn wants_markdown(accept: &str) -> bool {
         }
     }
     match best {
-        [Some((mq, mi)), Some((hq, hi))] => mq > hq || (mq == hq && mq > 0.0 && mi < hi),
-        [Some((mq, _)), None] => mq > 0.0,
+        [Some((mq, mi)), Some((hq, hi))] => mq > hq || (mq == hq && mq > 0 && mi < hi),
+        [Some((mq, _)), None] => mq > 0,
         _ => false,
     }
+}
+
+/// A quality value (`0`, `0.9`, `1.000`) in thousandths. By hand: parsing
+/// a float would link core's decimal-to-float code into the Worker, about
+/// 10 KB, for three digits.
+fn permille(q: &str) -> Option<u16> {
+    let (int, frac) = q.split_once('.').unwrap_or((q, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let base = match int {
+        "0" => 0,
+        "1" => 1000,
+        _ => return None,
+    };
+    let digits: u16 = format!("{frac:0<3}").parse().ok()?;
+    (base + digits <= 1000).then_some(base + digits)
 }
 
 pub async fn page(req: &Request, ctx: &Ctx) -> Response {
@@ -161,5 +178,7 @@ mod tests {
         assert!(!wants_markdown("text/markdown;q=0"));
         assert!(!wants_markdown("text/markdown;q=0.5, text/html"));
         assert!(!wants_markdown("*/*"));
+        assert!(wants_markdown("text/markdown;q=0.95, text/html;q=0.9"));
+        assert!(!wants_markdown("text/markdown;q=0.899, text/html;q=0.9"));
     }
 }
