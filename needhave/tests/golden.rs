@@ -55,3 +55,22 @@ fn tool_schemas_are_current() {
         serde_json::to_string(&schemas).unwrap(),
     );
 }
+
+/// OpenAPI wants every operationId unique (openapi-spec-validator refuses the
+/// document otherwise), and one handler may serve two paths.
+#[test]
+fn operation_ids_are_unique() {
+    let doc = needhave::pages::openapi::generate(&needhave::routes::API);
+    let mut ids: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .filter_map(|op| op["operationId"].as_str())
+        .collect();
+    let count = ids.len();
+    assert!(count >= needhave::routes::API.routes.len());
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "duplicate operationIds in {ids:?}");
+}

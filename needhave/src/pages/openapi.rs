@@ -33,6 +33,9 @@ mod builder {
     pub struct Builder {
         gen: SchemaGenerator,
         paths: Map<String, Value>,
+        /// Operation ids given so far: OpenAPI wants each unique, and one
+        /// handler may serve two paths (the MCP server card's two homes).
+        ids: Vec<String>,
     }
 
     impl Default for Builder {
@@ -50,6 +53,7 @@ mod builder {
             Builder {
                 gen: settings.into_generator(),
                 paths: Map::new(),
+                ids: Vec::new(),
             }
         }
 
@@ -61,7 +65,9 @@ mod builder {
         /// body and of its JSON responses; the rest is read from `route`.
         pub fn operation(&mut self, route: &Route, body: Option<Value>, typed: Vec<(u16, Value)>) {
             let mut op = Map::new();
-            op.insert("operationId".into(), json!(operation_id(route)));
+            let id = operation_id(route, &self.ids);
+            self.ids.push(id.clone());
+            op.insert("operationId".into(), json!(id));
             op.insert("summary".into(), json!(route.doc));
             let mut params: Vec<Value> = route
                 .path
@@ -230,8 +236,21 @@ mod builder {
             .join("/")
     }
 
-    fn operation_id(route: &Route) -> String {
-        route.handler.replace("::", "_")
+    /// The handler's path (`posts::create` → `posts_create`); a second
+    /// route of the same handler also names its path
+    /// (`pages_card_document_well_known_mcp_server_card_json`).
+    fn operation_id(route: &Route, taken: &[String]) -> String {
+        let id = route.handler.replace("::", "_");
+        if !taken.contains(&id) {
+            return id;
+        }
+        let path: Vec<String> = route
+            .path
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect();
+        format!("{id}_{}", path.join("_"))
     }
 
     /// The whole document, from the table.
