@@ -125,7 +125,7 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     }
     let raw = ctx.api.route(&req.method, &req.path).is_some_and(|r| r.raw);
     let mut resp = if req.method == "OPTIONS" {
-        origin::preflight(req, &ctx.config)
+        origin::preflight(req, &ctx.config, &ctx.api.allow(&req.path))
     } else if origin::refuses(req, &ctx.config, raw) {
         Response::error(Code::BadOrigin)
     } else if req.body.len() > rules::MAX_BODY {

@@ -78,10 +78,11 @@ fn foreign<'a>(req: &'a Request, config: &Config) -> Option<&'a str> {
 }
 
 /// The answer to `OPTIONS` on any path: a preflight for an allowed origin,
-/// `bad_origin` for another, and the methods for a request without `Origin`.
-pub fn preflight(req: &Request, config: &Config) -> Response {
+/// `bad_origin` for another, and for a request without `Origin` the
+/// methods of that path (`allow`, from the table).
+pub fn preflight(req: &Request, config: &Config, allow: &str) -> Response {
     match req.header("origin") {
-        None => Response::empty(204).with_header("allow", ALLOW_METHODS),
+        None => Response::empty(204).with_header("allow", allow),
         Some(_) if foreign(req, config).is_some() => Response::error(Code::BadOrigin),
         Some(origin) => Response::empty(204)
             .with_header("access-control-allow-methods", ALLOW_METHODS)
@@ -183,21 +184,25 @@ mod tests {
     #[test]
     fn preflights() {
         let c = config(&[]);
-        let ok = preflight(&req("OPTIONS", "h", Some("http://h")), &c);
+        let ok = preflight(&req("OPTIONS", "h", Some("http://h")), &c, "GET, OPTIONS");
         assert_eq!(ok.status, 204);
         assert_eq!(ok.header("access-control-allow-origin"), Some("http://h"));
         assert!(ok
             .header("access-control-allow-headers")
             .is_some_and(|h| h.contains("mcp-protocol-version")));
         assert!(ok.header("access-control-max-age").is_some());
-        let bad = preflight(&req("OPTIONS", "h", Some("https://evil.example")), &c);
+        let bad = preflight(
+            &req("OPTIONS", "h", Some("https://evil.example")),
+            &c,
+            "GET, OPTIONS",
+        );
         assert_eq!(bad.status, 403);
         assert_eq!(bad.body, br#"{"error":"bad_origin"}"#);
         assert_eq!(bad.header("access-control-allow-origin"), None);
-        let plain = preflight(&req("OPTIONS", "h", None), &c);
+        let plain = preflight(&req("OPTIONS", "h", None), &c, "GET, OPTIONS");
         assert_eq!(
             (plain.status, plain.header("allow")),
-            (204, Some(ALLOW_METHODS))
+            (204, Some("GET, OPTIONS"))
         );
     }
 

@@ -40,6 +40,28 @@ impl Api {
     pub fn route(&self, method: &str, path: &str) -> Option<&'static Route> {
         self.routes.iter().find(|r| r.matches(method, path))
     }
+
+    /// The `Allow` header of a concrete path: the methods the table serves
+    /// there (one trailing slash forgiven, as the dispatcher does), then
+    /// `OPTIONS`, which every path answers.
+    pub fn allow(&self, path: &str) -> String {
+        let at = |p: &str| -> Vec<&'static str> {
+            let mut m: Vec<&'static str> = self
+                .routes
+                .iter()
+                .filter(|r| r.matches(r.method, p))
+                .map(|r| r.method)
+                .collect();
+            m.dedup();
+            m
+        };
+        let mut methods = at(path);
+        if methods.is_empty() && path.len() > 1 {
+            methods = at(path.strip_suffix('/').unwrap_or(path));
+        }
+        methods.push("OPTIONS");
+        methods.join(", ")
+    }
 }
 
 #[derive(Debug)]

@@ -187,3 +187,22 @@ async fn public_gets_are_open_to_every_origin() {
         );
     }
 }
+
+/// `OPTIONS` without `Origin` is a plain question, and its `Allow` names
+/// exactly the methods the table serves at that path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn options_without_origin_allows_the_paths_own_methods() {
+    let c = Client::new();
+    let id = "0123456789abcdef0123456789abcdef";
+    for (path, allow) in [
+        ("/posts".to_string(), "GET, POST, OPTIONS"),
+        (format!("/posts/{id}"), "GET, OPTIONS"),
+        (format!("/posts/{id}/messages"), "POST, GET, OPTIONS"),
+        (format!("/posts/{id}/accept"), "POST, OPTIONS"),
+        ("/robots.txt".to_string(), "GET, OPTIONS"),
+        ("/mcp".to_string(), "POST, OPTIONS"),
+    ] {
+        let r = c.send("OPTIONS", &path, None, &[]).await;
+        assert_eq!((r.status, r.header("allow")), (204, Some(allow)), "{path}");
+    }
+}

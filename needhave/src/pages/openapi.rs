@@ -115,8 +115,16 @@ mod builder {
                     Body::Media(media) => {
                         // The parameters (`charset`, `profile`) stay: a
                         // linkset's profile is part of what it is.
+                        // A JSON document of its own type (a linkset, a
+                        // server card) is an object; text is a string.
+                        let essence = media.split(';').next().unwrap_or("").trim();
+                        let schema = if essence.ends_with("json") {
+                            json!({"type": "object"})
+                        } else {
+                            json!({"type": "string"})
+                        };
                         let mut content = Map::new();
-                        content.insert((*media).into(), json!({"schema": {"type": "string"}}));
+                        content.insert((*media).into(), json!({"schema": schema}));
                         json!({"description": describe(r.status), "content": content})
                     }
                     Body::Empty => json!({"description": describe(r.status)}),
