@@ -206,24 +206,55 @@ fn without_user_text(v: Value) -> Value {
 pub fn check_answer(req: &Request, resp: &Response) {
     let status = resp.status;
     assert!(
-        [200, 201, 202, 400, 403, 404, 405, 409, 413, 429].contains(&status),
+        [200, 201, 202, 204, 400, 403, 404, 405, 409, 413, 429].contains(&status),
         "status {status} for {} {}: {}",
         req.method,
         req.path,
         String::from_utf8_lossy(&resp.body)
     );
     let ctype = resp.header("content-type").unwrap_or("");
+    // The dispatcher forgives one trailing slash (`/mcp/` is `/mcp`).
+    let trimmed = match req.path.strip_suffix('/') {
+        Some(p) if !p.is_empty() => p,
+        _ => req.path.as_str(),
+    };
     if status == 202 {
         assert!(resp.body.is_empty());
         return;
     }
-    if req.method == "GET" && req.path == "/" && status == 200 {
-        assert!(ctype.starts_with("text/html"));
+    // OPTIONS: a preflight, or (without Origin) the path's methods.
+    if status == 204 {
+        assert_eq!(req.method, "OPTIONS", "204 for {} {}", req.method, req.path);
+        assert!(resp.body.is_empty());
+        assert!(
+            resp.header("allow").is_some() || resp.header("access-control-allow-methods").is_some()
+        );
+        return;
+    }
+    // A document the table declares as HTML or by its own media type (the
+    // home page, robots.txt, llms.txt, the sitemap, the API catalog …).
+    if req.method == "GET" && status == 200 && ctype != "application/json" {
+        let api = &needhave::routes::API;
+        let route = api
+            .route("GET", &req.path)
+            .or_else(|| api.route("GET", trimmed));
+        let declared = route.is_some_and(|r| {
+            r.responses.iter().any(|x| match x.body {
+                needhave::table::Body::Html => ctype.starts_with("text/html"),
+                needhave::table::Body::Media(m) => ctype.split(';').next() == m.split(';').next(),
+                _ => false,
+            })
+        });
+        assert!(
+            declared,
+            "GET {} answered {ctype}, which its route does not declare",
+            req.path
+        );
         return;
     }
     assert_eq!(ctype, "application/json", "{} {}", req.method, req.path);
     let v: Value = serde_json::from_slice(&resp.body).expect("JSON body");
-    let mcp = req.path == "/mcp" && req.method == "POST";
+    let mcp = trimmed == "/mcp" && req.method == "POST";
     if status >= 400 && !mcp {
         let code = v["error"].as_str().expect("error code");
         assert_eq!(v.as_object().map(|o| o.len()), Some(1), "{v}");

@@ -89,7 +89,11 @@ fuzz_target!(|data: &[u8]| {
                 let at = trimmed.chars().next().map_or(0, char::len_utf8);
                 let copy = format!("\u{200b}{}\u{feff}{}  ", &trimmed[..at], &trimmed[at..]);
                 let (s, v) = send("POST", "/posts", json!({"kind": "need", "note": copy}));
-                assert_eq!((s, v["error"].as_str()), (409, Some("duplicate_note")), "{copy:?}");
+                assert_eq!(
+                    (s, v["error"].as_str()),
+                    (409, Some("duplicate_note")),
+                    "{copy:?}"
+                );
             }
         }
         None => {
