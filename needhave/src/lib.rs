@@ -142,6 +142,17 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     resp
 }
 
+/// An answer a target makes before (or instead of) [`handle`]: a body too
+/// large or broken, a panic. It still carries the headers every answer
+/// carries, CORS included, so a browser app on an allowed origin reads the
+/// code rather than an opaque network error.
+pub fn refusal(req: &Request, config: &Config, code: Code) -> Response {
+    let mut resp = Response::error(code);
+    origin::decorate(req, config, &mut resp);
+    finish(req, &mut resp);
+    resp
+}
+
 /// Every POST answer may carry a secret or a thread key (or, from MCP, any
 /// tool's result), so none of them may be stored by a cache.
 pub fn finish(req: &Request, resp: &mut Response) {

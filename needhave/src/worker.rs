@@ -42,29 +42,49 @@ async fn fetch(req: worker::Request, env: Env, _ctx: Context) -> worker::Result<
         }
     }
 
+    // Before the body: its early refusals speak CORS like every answer.
+    let config = config(&env);
     let declared = request
         .header("content-length")
         .and_then(|v| v.trim().parse::<usize>().ok());
     let response = if declared.is_some_and(|n| n > rules::MAX_BODY) {
         // Not worth reading: answer before the body arrives.
-        refuse(&request, Code::TooLarge)
+        crate::refusal(&request, &config, Code::TooLarge)
     } else {
         match read_body(&req, rules::MAX_BODY).await {
             Ok(Some(body)) => {
                 request.body = body;
-                answer(&request, &env).await
+                answer(&request, &env, config).await
             }
-            Ok(None) => refuse(&request, Code::TooLarge),
-            Err(_) => refuse(&request, Code::BadRequest),
+            Ok(None) => crate::refusal(&request, &config, Code::TooLarge),
+            Err(_) => crate::refusal(&request, &config, Code::BadRequest),
         }
     };
     to_worker(response)
 }
 
-fn refuse(request: &Request, code: Code) -> Response {
-    let mut r = Response::error(code);
-    crate::finish(request, &mut r);
-    r
+fn config(env: &Env) -> Config {
+    // Missing (or empty): writes are refused, and say why (`Ctx::ip_hash`).
+    let ip_salt = env
+        .secret("IP_SALT")
+        .map(|s| s.to_string())
+        .unwrap_or_default();
+    let allowed_origins = env
+        .var("ALLOWED_ORIGINS")
+        .map(|v| {
+            v.to_string()
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    Config {
+        ip_salt,
+        allowed_origins,
+        allowed_hosts: None,
+    }
 }
 
 /// The body, or `None` as soon as it passes `limit` bytes: a chunked body
@@ -100,34 +120,13 @@ async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>
     }
 }
 
-async fn answer(request: &Request, env: &Env) -> Response {
+async fn answer(request: &Request, env: &Env, config: Config) -> Response {
     let db = match env.d1("DB") {
         Ok(db) => db,
         Err(e) => {
             platform::log_error(&format!("no D1 binding DB: {e}"));
-            return refuse(request, Code::Internal);
+            return crate::refusal(request, &config, Code::Internal);
         }
-    };
-    // Missing (or empty): writes are refused, and say why (`Ctx::ip_hash`).
-    let ip_salt = env
-        .secret("IP_SALT")
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    let allowed_origins = env
-        .var("ALLOWED_ORIGINS")
-        .map(|v| {
-            v.to_string()
-                .split(',')
-                .map(str::trim)
-                .filter(|o| !o.is_empty())
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    let config = Config {
-        ip_salt,
-        allowed_origins,
-        allowed_hosts: None,
     };
     // Without it, none: such requests must not share one bucket of the
     // per-IP limits, so their writes are refused (`Ctx::ip_hash`).

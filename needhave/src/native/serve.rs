@@ -306,9 +306,9 @@ async fn serve_one(
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            early(&request, &state.config, Code::TooLarge)
+            crate::refusal(&request, &state.config, Code::TooLarge)
         }
-        Err(_) => early(&request, &state.config, Code::BadRequest),
+        Err(_) => crate::refusal(&request, &state.config, Code::BadRequest),
         Ok(collected) => {
             request.body = collected.to_bytes().to_vec();
             let ip = client_ip(&request, peer, state.client_ip_header.as_deref()).to_string();
@@ -324,7 +324,7 @@ async fn serve_one(
                 .await
             {
                 Ok(r) => r,
-                Err(_) => early(&request, &state.config, Code::Internal),
+                Err(_) => crate::refusal(&request, &state.config, Code::Internal),
             }
         }
     };
@@ -341,16 +341,6 @@ async fn serve_one(
         );
     }
     Ok(to_hyper(response))
-}
-
-/// An answer made here rather than by `handle` (the body too large or
-/// broken, a panic): still with the headers every answer carries, CORS
-/// included, so a browser app can read the code.
-fn early(request: &Request, config: &Config, code: Code) -> Response {
-    let mut r = Response::error(code);
-    crate::origin::decorate(request, config, &mut r);
-    crate::finish(request, &mut r);
-    r
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
