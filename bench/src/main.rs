@@ -331,9 +331,9 @@ async fn fsyncs_per_write(
 ) -> Result<(u64, u64), String> {
     let out = work.join(format!("strace-{conns}.txt"));
     let out_s = out.to_string_lossy().into_owned();
-    let server = Server::start(
-        "strace",
+    let server = Server::needhave_under(
         &[
+            "strace",
             "-f",
             "--seccomp-bpf",
             "-c",
@@ -341,14 +341,9 @@ async fn fsyncs_per_write(
             "trace=fsync,fdatasync",
             "-o",
             &out_s,
-            bin,
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--db",
-            db,
-            "--exit-with-stdin",
         ],
+        bin,
+        db,
     )
     .map_err(|e| format!("{e} (apt-get install strace)"))?;
     let report = load::run(load::Options {

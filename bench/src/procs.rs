@@ -49,18 +49,26 @@ impl Server {
         })
     }
 
+    /// `needhave serve` on `db`, on a free port, stopped by [`Server::stop`].
     pub fn needhave(bin: &str, db: &str) -> Result<Server, String> {
-        Server::start(
+        Server::needhave_under(&[], bin, db)
+    }
+
+    /// The same, run by `wrapper` (`strace -f -c …`, which runs the rest of
+    /// its arguments): the address is still the server's first line.
+    pub fn needhave_under(wrapper: &[&str], bin: &str, db: &str) -> Result<Server, String> {
+        let serve = [
             bin,
-            &[
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-                db,
-                "--exit-with-stdin",
-            ],
-        )
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+            db,
+            "--exit-with-stdin",
+        ];
+        let mut line: Vec<&str> = wrapper.iter().chain(&serve).copied().collect();
+        let program = line.remove(0);
+        Server::start(program, &line)
     }
 
     pub fn pid(&self) -> u32 {

@@ -255,26 +255,12 @@ fn an_empty_ip_salt_is_refused_at_start() {
 #[test]
 fn a_log_sink_nobody_reads_never_stalls_serving() {
     use std::io::BufRead;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--db",
-            ":memory:",
-            "--exit-with-stdin",
-        ])
-        .env("NEEDHAVE_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line.split_whitespace().nth(2).unwrap().to_string();
+    let (mut child, url) = start(
+        serve_command("127.0.0.1:0", ":memory:")
+            .arg("--exit-with-stdin")
+            .env("NEEDHAVE_LOG", "info")
+            .stderr(Stdio::piped()),
+    );
     let server = Server::at(&url);
     // One log line a request: far more than the pipe (about 600) and the
     // writer's queue (QUEUE_LINES) hold.

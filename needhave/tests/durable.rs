@@ -7,7 +7,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -33,25 +32,13 @@ fn fresh_dir(label: &str) -> PathBuf {
 /// `needhave serve` on `db`, its log in a file beside it.
 fn serve(db: &Path) -> Served {
     let log = db.with_extension("log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--db"])
-        .arg(db)
-        .env("NEEDHAVE_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .nth(2)
-        .unwrap_or_else(|| panic!("no URL: {line:?}"));
+    let (child, url) = start(
+        serve_command("127.0.0.1:0", db)
+            .stdin(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap()),
+    );
     Served {
-        server: Server::at(url),
+        server: Server::at(&url),
         child,
         log,
     }
@@ -86,10 +73,7 @@ impl Served {
 
     /// SIGTERM, and the exit status.
     fn stop(mut self) -> bool {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
+        signal(&self.child, "TERM");
         self.child.wait().unwrap().success()
     }
 }

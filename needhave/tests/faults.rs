@@ -11,7 +11,6 @@
 mod common;
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -272,26 +271,11 @@ async fn a_store_failure_is_a_500_that_leaks_nothing() {
 
 // ---------------------------------------------------------------- kill -9
 
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-}
+use common::Owned as Serve;
 
 impl Serve {
     fn start(db: &str) -> Serve {
-        let (child, url) = common::spawn_serve("127.0.0.1:0", db, &[]);
-        let addr = url
-            .trim_start_matches("http://")
-            .parse()
-            .unwrap_or_else(|_| panic!("no address in {url:?}"));
-        Serve { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Serve::spawn("127.0.0.1:0", db, &[])
     }
 }
 
@@ -445,12 +429,7 @@ async fn kill_9_mid_write_loses_no_answered_write() {
 #[test]
 fn sigterm_stops_a_server_whose_stdin_is_open() {
     let mut server = Serve::start(":memory:");
-    let pid = server.child.id().to_string();
-    let killed = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
+    common::signal(&server.child, "TERM");
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(15) {
         if let Ok(Some(status)) = server.child.try_wait() {

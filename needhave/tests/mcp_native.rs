@@ -32,27 +32,12 @@ fn fresh_note(label: &str) -> String {
 
 // ------------------------------------------------------------ needhave serve
 
-/// A `needhave serve` of this test's own, killed (by its PID) when dropped.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-    base: String,
-}
+/// A `needhave serve` of this test's own, on `:memory:`.
+use common::Owned as Serve;
 
 impl Serve {
-    fn spawn(addr: &str, extra: &[&str]) -> Serve {
-        let (child, url) = common::spawn_serve(addr, ":memory:", extra);
-        let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        Serve {
-            child,
-            addr,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
     fn loopback(extra: &[&str]) -> Serve {
-        Serve::spawn("127.0.0.1:0", extra)
+        Serve::spawn("127.0.0.1:0", ":memory:", extra)
     }
 
     fn port(&self) -> u16 {
@@ -62,13 +47,6 @@ impl Serve {
     /// `POST /mcp` with exactly these headers (Host included).
     fn post(&self, host: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
         raw_post(self.addr, "/mcp", host, headers, &body.to_string())
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -254,7 +232,7 @@ fn allow_origin_adds_origins() {
 
 #[test]
 fn a_server_not_on_loopback_has_no_host_check_but_keeps_the_origin_check() {
-    let s = Serve::spawn("0.0.0.0:0", &[]);
+    let s = Serve::spawn("0.0.0.0:0", ":memory:", &[]);
     let (status, body) = s.post("needhave.example", &[], &init());
     assert_eq!(status, 200, "{body}");
     let (status, _) = s.post(

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::process::{Command, Stdio};
 
 use common::*;
@@ -17,29 +17,13 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("list.db");
     let spawn = || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-            .args([
-                "serve",
-                "--addr",
-                "127.0.0.1:0",
-                "--db",
-                db.to_str().unwrap(),
-            ])
-            .env("NEEDHAVE_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        assert!(
-            line.starts_with("needhave: serving http://127.0.0.1:"),
-            "{line}"
+        let (child, url) = start(
+            serve_command("127.0.0.1:0", &db)
+                .env("NEEDHAVE_LOG", "info")
+                .stdin(Stdio::null())
+                .stderr(Stdio::piped()),
         );
-        let url = line.split_whitespace().nth(2).unwrap().to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         (child, Server::at(&url))
     };
     let (mut child, server) = spawn();
@@ -99,11 +83,7 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
     send_to(&server, ip, "GET", &format!("/threads/{key}"), None, &[]).await;
 
     // Ctrl-C: a clean exit.
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    signal(&child, "INT");
     let exit = child.wait().unwrap();
     assert!(exit.success(), "exit after SIGINT: {exit:?}");
     let mut log = String::new();
@@ -168,10 +148,7 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
     // …and the first one still answers.
     assert_eq!(read().await.status, 200);
 
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
+    signal(&child, "TERM");
     assert!(child.wait().unwrap().success());
     let _ = std::fs::remove_dir_all(&dir);
 }

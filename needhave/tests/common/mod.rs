@@ -12,6 +12,7 @@
 pub mod schema;
 
 use std::collections::HashSet;
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::process::{Child, Command, Stdio};
@@ -65,28 +66,83 @@ impl Server {
     }
 }
 
-/// Spawns `needhave serve` on `addr` with database `db`; it exits when this
-/// process does (its stdin closes). Returns the child and the URL it prints.
-pub fn spawn_serve(addr: &str, db: &str, extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .args(["serve", "--addr", addr, "--db", db, "--exit-with-stdin"])
-        .args(extra)
+/// `needhave serve` on `addr` with database `db`, the way the tests start
+/// it: warn-level logs to this process's stderr, stdout piped (for
+/// [`start`] to read the URL from), stdin piped. A caller changes what its
+/// test needs (logs, stdin, stderr, more arguments) before [`start`].
+pub fn serve_command(addr: &str, db: impl AsRef<OsStr>) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_needhave"));
+    cmd.args(["serve", "--addr", addr, "--db"])
+        .arg(db)
         .env("NEEDHAVE_LOG", "warn")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn needhave serve");
+        .stderr(Stdio::inherit());
+    cmd
+}
+
+/// Spawns `cmd` (a [`serve_command`]) and waits for the line it prints
+/// once it listens (`needhave: serving http://ADDR (database …)`).
+/// Returns the child and that URL.
+pub fn start(cmd: &mut Command) -> (Child, String) {
+    let mut child = cmd.spawn().expect("spawn needhave serve");
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("first line");
     let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
+        .strip_prefix("needhave: serving ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .filter(|w| w.starts_with("http://"))
         .unwrap_or_else(|| panic!("no URL in {line:?}"))
         .to_string();
     (child, url)
+}
+
+/// Spawns `needhave serve` on `addr` with database `db`; it exits when this
+/// process does (its stdin closes). Returns the child and the URL it prints.
+pub fn spawn_serve(addr: &str, db: &str, extra: &[&str]) -> (Child, String) {
+    start(serve_command(addr, db).arg("--exit-with-stdin").args(extra))
+}
+
+/// A `needhave serve` of one test's own (on a database of its choosing),
+/// killed when dropped; it reads as the [`Server`] it serves.
+pub struct Owned {
+    pub child: Child,
+    pub server: Server,
+}
+
+impl Owned {
+    pub fn spawn(addr: &str, db: &str, extra: &[&str]) -> Owned {
+        let (child, url) = spawn_serve(addr, db, extra);
+        Owned {
+            child,
+            server: Server::at(&url),
+        }
+    }
+}
+
+impl std::ops::Deref for Owned {
+    type Target = Server;
+    fn deref(&self) -> &Server {
+        &self.server
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `sig` (`TERM`, `INT`, `KILL`) to `child`, as an operator's `kill`.
+pub fn signal(child: &Child, sig: &str) {
+    let sent = Command::new("kill")
+        .args([format!("-{sig}"), child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success(), "kill -{sig} {}", child.id());
 }
 
 /// The list under test for this binary.
