@@ -54,6 +54,54 @@ pub fn nfkc_lowercase(s: &str) -> String {
     }
 }
 
+/// Unicode `Alphabetic`, as `char::is_alphabetic`: the letters of the
+/// contact and key rules. Natively the standard library's tables; on the
+/// Worker the JavaScript runtime's `\p{Alphabetic}` for anything past
+/// ASCII, so that the wasm links none of those tables (1.85 KB gzip,
+/// measured with the same build as bench/worker-size.sh).
+/// `tests/data/note-keys.tsv` holds both to the same answers.
+pub fn is_alphabetic(c: char) -> bool {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        c.is_alphabetic()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        c.is_ascii_alphabetic() || (!c.is_ascii() && js::ALPHABETIC.with(|re| js::test(re, c)))
+    }
+}
+
+/// Unicode `Alphabetic` or a number (`Nd`, `Nl`, `No`), as
+/// `char::is_alphanumeric`; on the Worker, `[\p{Alphabetic}\p{N}]` past
+/// ASCII (see [`is_alphabetic`]).
+pub fn is_alphanumeric(c: char) -> bool {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        c.is_alphanumeric()
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        c.is_ascii_alphanumeric() || (!c.is_ascii() && js::ALPHANUMERIC.with(|re| js::test(re, c)))
+    }
+}
+
+/// The Worker's Unicode classes: one compiled expression each, kept for the
+/// isolate's life.
+#[cfg(target_arch = "wasm32")]
+mod js {
+    use worker::js_sys::RegExp;
+
+    thread_local! {
+        pub static ALPHABETIC: RegExp = RegExp::new(r"^\p{Alphabetic}$", "u");
+        pub static ALPHANUMERIC: RegExp = RegExp::new(r"^[\p{Alphabetic}\p{N}]$", "u");
+    }
+
+    pub fn test(re: &RegExp, c: char) -> bool {
+        let mut buf = [0; 4];
+        re.test(c.encode_utf8(&mut buf))
+    }
+}
+
 /// For the operator, never the client. Callers pass no secrets or notes.
 pub fn log_error(message: &str) {
     #[cfg(not(target_arch = "wasm32"))]

@@ -15,6 +15,8 @@
 //! Hand-written scanners rather than a regex crate: the Worker's size budget
 //! has no room for a regex engine, and the shapes are small.
 
+use crate::platform::{is_alphabetic, is_alphanumeric};
+
 /// Whether `folded` holds an e-mail address or a phone number.
 pub fn holds_contact(folded: &str) -> bool {
     let c: Vec<char> = folded.chars().collect();
@@ -26,8 +28,8 @@ pub fn holds_contact(folded: &str) -> bool {
 /// the last one two or more letters. `@handle`, `me@home` and `a@b.c` are
 /// not addresses.
 fn holds_email(c: &[char]) -> bool {
-    let local_char = |ch: char| ch.is_alphanumeric() || "._%+-'".contains(ch);
-    let domain_char = |ch: char| ch.is_alphanumeric() || ch == '-' || ch == '.';
+    let local_char = |ch: char| is_alphanumeric(ch) || "._%+-'".contains(ch);
+    let domain_char = |ch: char| is_alphanumeric(ch) || ch == '-' || ch == '.';
     c.iter().enumerate().any(|(at, &ch)| {
         if ch != '@' {
             return false;
@@ -36,7 +38,7 @@ fn holds_email(c: &[char]) -> bool {
             .iter()
             .rev()
             .take_while(|&&ch| local_char(ch))
-            .filter(|ch| ch.is_alphanumeric())
+            .filter(|&&ch| is_alphanumeric(ch))
             .count();
         if local == 0 {
             return false;
@@ -51,7 +53,7 @@ fn holds_email(c: &[char]) -> bool {
             && labels.iter().all(|l| !l.is_empty())
             && labels
                 .last()
-                .is_some_and(|tld| tld.chars().count() >= 2 && tld.chars().all(char::is_alphabetic))
+                .is_some_and(|tld| tld.chars().count() >= 2 && tld.chars().all(is_alphabetic))
     })
 }
 

@@ -4,7 +4,9 @@
 //!
 //! The key is NFKC, lower-cased, default-ignorables removed, every run of
 //! characters that are not letters or digits (`char::is_alphanumeric`:
-//! Unicode Alphabetic or Numeric) made one space, trimmed. NFKC and the
+//! Unicode Alphabetic or Numeric; the JavaScript runtime's `\p{Alphabetic}`
+//! and `\p{N}` on the Worker, see [`crate::platform::is_alphanumeric`])
+//! made one space, trimmed. NFKC and the
 //! lower-casing come from the platform ([`crate::platform::nfkc_lowercase`]):
 //! the `unicode-normalization` crate natively, the JavaScript runtime's
 //! `String.prototype.normalize` on the Worker, so the Worker links no
@@ -31,7 +33,7 @@ pub fn fold(text: &str) -> String {
 /// as "🚲" or "!!!"), every such note would be a copy of every other; the
 /// key is then the folded note with its whitespace runs made one space.
 pub fn of_folded(folded: &str) -> String {
-    let key = runs(folded, char::is_alphanumeric);
+    let key = runs(folded, crate::platform::is_alphanumeric);
     if key.is_empty() {
         runs(folded, |c| !c.is_whitespace())
     } else {
