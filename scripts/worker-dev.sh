@@ -1,6 +1,6 @@
 # Source me (after scripts/worker-env.sh): start and stop `wrangler dev`
 # instances of an already built Worker, on 127.0.0.1 and free ports, each in
-# its own process group, for .ci/worker-e2e and bench/cold-start.sh.
+# its own process group, for .ci/worker-e2e and bench/worker-capacity.sh.
 #
 # An instance runs from a generated wrangler config with no [build] section,
 # so starting one never rebuilds: several instances (with and without the
@@ -30,7 +30,7 @@ EOF
 
 # worker_start VAR CONFIG STATE LOG [wrangler dev args...]: starts wrangler
 # dev in its own session and sets VAR_PGID, VAR_PORT, VAR_BASE, VAR_T0 (the
-# launch time, in ms). It does not wait: see worker_wait_port.
+# launch time, in ms). It does not wait: see worker_wait_ready.
 worker_start() {
     local var=$1 config=$2 state=$3 log=$4
     shift 4
@@ -46,25 +46,6 @@ worker_start() {
     printf -v "${var}_PORT" '%s' "$port"
     printf -v "${var}_BASE" '%s' "http://127.0.0.1:$port"
     WORKER_PGIDS+=("$!")
-}
-
-# worker_wait_port PGID PORT [SECONDS]: waits until the port accepts a TCP
-# connection (no HTTP request is sent: the first answer is what cold-start
-# measures).
-worker_wait_port() {
-    local pgid=$1 port=$2 limit=${3:-300} i
-    for ((i = 0; i < limit * 20; i++)); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            return 0
-        fi
-        if ! kill -0 "$pgid" 2>/dev/null; then
-            echo "wrangler dev exited before listening" >&2
-            return 1
-        fi
-        sleep 0.05
-    done
-    echo "wrangler dev not listening after $limit s" >&2
-    return 1
 }
 
 # worker_wait_ready BASE PGID: waits until GET BASE/openapi.json answers.

@@ -1,0 +1,336 @@
+// The Worker's cold start beside the baseline's, split into the runtime's
+// part and the Worker's. Run by bench/cold-start.sh (which builds both
+// Workers first); usage: node bench/cold-start.mjs RUNS OURS_DIR BASE_DIR.
+//
+// Why Miniflare and not `wrangler dev`: wrangler's proxy listens before
+// workerd has loaded the Worker, so the time to its first answer mostly
+// holds workerd's own start (about 1 s, the same for every Worker).
+// Miniflare is what `wrangler dev` runs underneath; driven directly, it
+// tells when workerd is ready (`await mf.ready`: workerd has built every
+// service and listens), and a probe module logs when the Worker's own
+// modules start and finish evaluating, which is when workerd compiles the
+// .wasm and runs its top level (`new WebAssembly.Instance`,
+// `__wbindgen_start`) — at config load, before ready, not at the first
+// request. So each launch is cut into:
+//
+//   load     probe start -> probe end: our modules' top level, i.e. the
+//            wasm's instantiation and the glue (what scales with the wasm)
+//   ready    spawn -> `mf.ready`: workerd's start, load included
+//   first    ready -> first answer: what the first request pays once
+//            (V8 compiling lazily the wasm functions it runs, the first D1
+//            call's setup)
+//   warm     median of the next WARM answers
+//
+// The same launch is made for `empty`, a JavaScript Worker with the same D1
+// binding that answers one D1 query: the runtime's floor. Launches alternate
+// (baseline, ours GET /posts, ours GET /, empty) with the same options, and
+// each prints its own row; the summary gives medians, spread (min-max) and
+// the ratio ours/baseline of every interval.
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Miniflare } from "miniflare";
+
+const [runsArg, oursDir, baseDir] = process.argv.slice(2);
+const RUNS = Number(runsArg ?? 7);
+const WARM = Number(process.env.WARM ?? 20);
+const ENGINE = Number(process.env.ENGINE ?? 30);
+const ROOT = resolve(new URL("..", import.meta.url).pathname);
+const COMPAT = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(
+  readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
+)[1];
+
+// The statement of our GET /posts (needhave/src/handlers/posts.rs), for the
+// JavaScript floor that makes the same D1 call.
+const LIST_SQL = /const LIST_SQL: &str = "([^;]*?)";/s
+  .exec(readFileSync(join(ROOT, "needhave/src/handlers/posts.rs"), "utf8"))[1]
+  .replace(/\\\n\s*/g, "");
+const work = mkdtempSync(join(tmpdir(), "needhave-cold-start-"));
+process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+
+// A worker-build output (index.js + index_bg.wasm) behind two probe modules.
+// An ES module's imports evaluate in source order, so `probe-start` logs
+// before index.js runs its top level and `probe-end` right after.
+function rustWorker(dir) {
+  return [
+    {
+      type: "ESModule",
+      path: join(dir, "entry.mjs"),
+      contents:
+        'import "./probe-start.mjs";\nexport { default } from "./index.js";\nimport "./probe-end.mjs";\n',
+    },
+    probe("start", dir),
+    { type: "ESModule", path: join(dir, "index.js") },
+    { type: "CompiledWasm", path: join(dir, "index_bg.wasm") },
+    probe("end", dir),
+  ];
+}
+// workerd's clock runs at a module's top level (inside a request it stands
+// still until the next I/O), so the probes time the load from inside, to
+// the millisecond, and log it.
+function probe(name, dir) {
+  const contents =
+    name === "start"
+      ? "globalThis.__nhLoad = Date.now();\n"
+      : 'console.log(`nh-probe load ${Date.now() - globalThis.__nhLoad}`);\n';
+  return { type: "ESModule", path: join(dir, `probe-${name}.mjs`), contents };
+}
+// A JavaScript Worker with nothing in it but its D1 call: the runtime's
+// floor. `plain` makes the baseline's call (`prepare(…).all()`); `sessions`
+// makes ours for GET /posts (a session, a batch of the list's statement).
+const JS_FETCH = {
+  plain:
+    'export default { async fetch(req, env) { const r = await env.DB.prepare("SELECT 1 AS one").all(); return Response.json(r.results); } };\n',
+  sessions: `export default { async fetch(req, env) {
+  const s = env.DB.withSession("first-unconstrained");
+  const [r] = await s.batch([s.prepare(${JSON.stringify(LIST_SQL)}).bind(-1)]);
+  return Response.json({ posts: r.results, bookmark: s.getBookmark() });
+} };
+`,
+};
+function jsWorker(kind) {
+  const dir = join(work, `js-${kind}`);
+  return [
+    {
+      type: "ESModule",
+      path: join(dir, "entry.mjs"),
+      contents:
+        'import "./probe-start.mjs";\nexport { default } from "./worker.mjs";\nimport "./probe-end.mjs";\n',
+    },
+    probe("start", dir),
+    {
+      type: "ESModule",
+      path: join(dir, "worker.mjs"),
+      contents: JS_FETCH[kind],
+    },
+    probe("end", dir),
+  ];
+}
+
+const WORKERS = {
+  baseline: { root: resolve(baseDir), modules: rustWorker(resolve(baseDir)), path: "/", persist: "baseline" },
+  "ours GET /posts": { root: resolve(oursDir), modules: rustWorker(resolve(oursDir)), path: "/posts", persist: "ours" },
+  "ours GET /": { root: resolve(oursDir), modules: rustWorker(resolve(oursDir)), path: "/", persist: "ours" },
+  "js plain": { root: join(work, "js-plain"), modules: jsWorker("plain"), path: "/", persist: "baseline" },
+  "js sessions": { root: join(work, "js-sessions"), modules: jsWorker("sessions"), path: "/", persist: "ours" },
+};
+
+function options(w, stdio) {
+  return {
+    modules: w.modules,
+    modulesRoot: w.root,
+    compatibilityDate: COMPAT,
+    host: "127.0.0.1",
+    port: 0,
+    d1Databases: { DB: "00000000-0000-0000-0000-000000000000" },
+    d1Persist: join(work, w.persist),
+    bindings: { IP_SALT: "cold-start" },
+    handleRuntimeStdio: stdio,
+  };
+}
+
+// Our schema, once, into our persisted D1 (reads then find their tables).
+async function seed() {
+  const mf = new Miniflare(options(WORKERS["ours GET /"], () => {}));
+  await mf.ready;
+  const db = await mf.getD1Database("DB");
+  const sql = readFileSync(join(ROOT, "schema.sql"), "utf8")
+    .replace(/--.*$/gm, "")
+    .split(";")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  await db.batch(sql.map((s) => db.prepare(s)));
+  await mf.dispose();
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+async function launch(name) {
+  const w = WORKERS[name];
+  let load = NaN;
+  const log = [];
+  const t0 = now();
+  const mf = new Miniflare(
+    options(w, (stdout, stderr) => {
+      for (const s of [stdout, stderr]) {
+        s.setEncoding("utf8");
+        s.on("data", (chunk) => {
+          const m = /nh-probe load (\d+)/.exec(chunk);
+          if (m) load = Number(m[1]);
+          log.push(chunk);
+        });
+      }
+    }),
+  );
+  const url = await mf.ready.catch((e) => {
+    process.stderr.write(log.join(""));
+    throw e;
+  });
+  const t1 = now();
+  // Whether the Worker's top level had run (and logged) by ready: when
+  // workerd instantiates the Worker, at config load or at the first request.
+  const loadedBeforeReady = !Number.isNaN(load);
+  const target = new URL(w.path, url);
+  const first = await mf.dispatchFetch(target);
+  const status = first.status;
+  await first.arrayBuffer();
+  const t2 = now();
+  const warm = [];
+  for (let i = 0; i < WARM; i++) {
+    const s = now();
+    const r = await mf.dispatchFetch(target);
+    await r.arrayBuffer();
+    warm.push(now() - s);
+  }
+  await mf.dispose();
+  if (status !== 200) throw new Error(`${name}: first answer ${status}`);
+  return { load, ready: t1 - t0, first: t2 - t1, warm: median(warm), loadedBeforeReady };
+}
+
+function median(xs) {
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+const fmt = (x) => (Number.isNaN(x) ? "-" : x.toFixed(1));
+
+// The part that scales with the .wasm, in isolation, in workerd's own V8
+// (Node 20's V8 cannot compile these modules: they use Wasm exception
+// references). One Worker's top level compiles and instantiates both files,
+// alternately, ENGINE times each, and its fetch hands the samples back.
+// Each compile gets the bytes with a custom section of its own appended, so
+// that V8's cache of compiled modules (keyed by the bytes) never answers.
+// The import object satisfies the declared imports without running any:
+// instantiation needs none of them (`__wbindgen_start` is in load above).
+async function engine(files) {
+  const dir = join(work, "engine");
+  mkdirSync(dir, { recursive: true });
+  const names = Object.keys(files);
+  names.forEach((n, i) => copyFileSync(files[n], join(dir, `m${i}.bin`)));
+  const entry = `
+${names.map((_, i) => `import m${i} from "./m${i}.bin";`).join("\n")}
+const files = [${names.map((_, i) => `m${i}`).join(", ")}];
+function unique(bytes, n) {
+  const name = new TextEncoder().encode("nh-cold-start-" + n);
+  const out = new Uint8Array(bytes.byteLength + name.length + 3);
+  out.set(new Uint8Array(bytes));
+  out.set([0, name.length + 1, name.length], bytes.byteLength);
+  out.set(name, bytes.byteLength + 3);
+  return out;
+}
+function stubs(mod) {
+  const imports = {};
+  for (const i of WebAssembly.Module.imports(mod)) {
+    const ns = (imports[i.module] ??= {});
+    ns[i.name] =
+      i.kind === "function" ? () => { throw new Error("not in this bench"); }
+      : i.kind === "tag" ? (i.name === "__wbindgen_jstag" ? WebAssembly.JSTag : new WebAssembly.Tag({ parameters: ["externref"] }))
+      : i.kind === "memory" ? new WebAssembly.Memory({ initial: 17 })
+      : i.kind === "table" ? new WebAssembly.Table({ initial: 0, element: "anyfunc" })
+      : new WebAssembly.Global({ value: "i32", mutable: false }, 0);
+  }
+  return imports;
+}
+const samples = files.map(() => []);
+for (let round = 0; round < ${ENGINE}; round++) {
+  files.forEach((bytes, f) => {
+    const b = unique(bytes, round * files.length + f);
+    let t = Date.now();
+    const mod = new WebAssembly.Module(b);
+    const compile = Date.now() - t;
+    const imports = stubs(mod);
+    t = Date.now();
+    new WebAssembly.Instance(mod, imports);
+    samples[f].push({ compile, instantiate: Date.now() - t });
+  });
+}
+export default { fetch() { return Response.json(samples); } };
+`;
+  const mf = new Miniflare({
+    modules: [
+      { type: "ESModule", path: join(dir, "entry.mjs"), contents: entry },
+      ...names.map((_, i) => ({ type: "Data", path: join(dir, `m${i}.bin`) })),
+    ],
+    modulesRoot: dir,
+    compatibilityDate: COMPAT,
+    host: "127.0.0.1",
+    port: 0,
+  });
+  const res = await mf.dispatchFetch("http://engine/");
+  const samples = await res.json();
+  await mf.dispose();
+  return Object.fromEntries(names.map((n, i) => [n, samples[i]]));
+}
+
+await seed();
+// One launch of each, not counted: the first workerd spawn of a process
+// pays for loading the binary from disk, which is nobody's cold start.
+for (const name of Object.keys(WORKERS)) await launch(name);
+
+const results = Object.fromEntries(Object.keys(WORKERS).map((n) => [n, []]));
+const COLS = ["load", "ready", "first", "warm"];
+for (let i = 1; i <= RUNS; i++) {
+  for (const name of Object.keys(WORKERS)) {
+    const r = await launch(name);
+    results[name].push(r);
+    console.error(
+      `run ${i}/${RUNS} ${name.padEnd(16)} ${COLS.map((c) => `${c} ${fmt(r[c])}`).join("  ")}`,
+    );
+  }
+}
+
+console.log(
+  `medians of ${RUNS} launches, ms (min-max); workerd ${COMPAT}, ${WARM} warm answers a launch`,
+);
+console.log(["".padEnd(18), ...COLS.map((c) => c.padStart(20))].join(""));
+const med = {};
+for (const [name, rs] of Object.entries(results)) {
+  med[name] = {};
+  const cells = COLS.map((c) => {
+    const xs = rs.map((r) => r[c]).filter((x) => !Number.isNaN(x));
+    med[name][c] = median(xs);
+    const spread = xs.length ? `(${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))})` : "";
+    return `${fmt(med[name][c])} ${spread}`.padStart(20);
+  });
+  console.log([name.padEnd(18), ...cells].join(""));
+}
+const early = Object.values(results).flat();
+const before = early.filter((r) => r.loadedBeforeReady).length;
+console.log(
+  `the Worker's top level had run (and logged) by ready in ${before} of ${early.length} launches${before === early.length ? ": workerd instantiates at config load, not at the first request (and compiled the .wasm before that: it is imported as a compiled module)" : ""}`,
+);
+for (const ours of ["ours GET /posts", "ours GET /"]) {
+  const ratios = COLS.map((c) => `${c} ${(med[ours][c] / med.baseline[c]).toFixed(2)}x`);
+  console.log(`${ours} / baseline: ${ratios.join(", ")}`);
+}
+const pays = (n) => med[n].load + med[n].first;
+console.log(
+  `load + first, ours GET /posts / baseline: ${(pays("ours GET /posts") / pays("baseline")).toFixed(2)}x (goal <= 1.50)`,
+);
+console.log(
+  `over the JavaScript floor of the same D1 call: ours GET /posts +${fmt(pays("ours GET /posts") - pays("js sessions"))} ms, baseline +${fmt(pays("baseline") - pays("js plain"))} ms`,
+);
+
+const wasm = {
+  baseline: join(resolve(baseDir), "index_bg.wasm"),
+  ours: join(resolve(oursDir), "index_bg.wasm"),
+};
+const eng = await engine(wasm);
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+console.log(
+  `\nthe .wasm alone in workerd's V8, ${ENGINE} rounds alternating, ms (workerd's clock: whole ms, so means beside medians)`,
+);
+console.log(["".padEnd(18), "bytes".padStart(9), "compile median".padStart(16), "mean".padStart(8), "instantiate mean".padStart(18)].join(""));
+const em = {};
+for (const [name, xs] of Object.entries(eng)) {
+  const c = xs.map((x) => x.compile);
+  const i = xs.map((x) => x.instantiate);
+  em[name] = { c: mean(c), i: mean(i) };
+  console.log(
+    [name.padEnd(18), String(statSync(wasm[name]).size).padStart(9), `${median(c)} (${Math.min(...c)}-${Math.max(...c)})`.padStart(16), em[name].c.toFixed(2).padStart(8), em[name].i.toFixed(2).padStart(18)].join(""),
+  );
+}
+console.log(
+  `ours / baseline: compile ${(em.ours.c / em.baseline.c).toFixed(2)}x, instantiate ${(em.ours.i / em.baseline.i).toFixed(2)}x, bytes ${(statSync(wasm.ours).size / statSync(wasm.baseline).size).toFixed(2)}x`,
+);
