@@ -64,11 +64,18 @@ pub struct Report {
     pub transport_samples: Vec<String>,
     pub ledger: Ledger,
     pub addresses: u32,
+    /// Microseconds from send to answer of every request answered 201.
+    pub acked_us: Vec<u32>,
 }
 
 impl Report {
     pub fn rate(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Writes answered 201 per second.
+    pub fn acked_rate(&self) -> f64 {
+        self.acked_us.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
     pub fn count(&self, op: &str, status: u16) -> u64 {
@@ -207,6 +214,7 @@ pub async fn run(opts: Options) -> Report {
             }
         }
         total.ledger.merge(r.ledger);
+        total.acked_us.extend(r.acked_us);
     }
     total.elapsed = started.elapsed();
     total.addresses = shared.ips.used();
@@ -259,10 +267,15 @@ impl Worker {
         expected: &[u16],
     ) -> Option<(u16, Value)> {
         let conn = self.conn.as_mut()?;
+        let sent = Instant::now();
         let result = conn.json(method, path, body.as_ref()).await;
         self.used += 1;
         match result {
             Ok((status, value)) => {
+                if status == 201 {
+                    let us = sent.elapsed().as_micros();
+                    self.report.acked_us.push(us.min(u32::MAX as u128) as u32);
+                }
                 self.report.requests += 1;
                 self.shared.requests.fetch_add(1, Ordering::Relaxed);
                 *self.report.statuses.entry((op, status)).or_default() += 1;

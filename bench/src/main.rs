@@ -4,6 +4,9 @@
 //!                            [--durable]   only round trips, reads, writes and fsyncs
 //!     needhave-bench faults  [--needhave BIN] [--work DIR] [--seconds 10]
 //!                            mixed load + rows == 201s + limits, then kill -9 mid-write
+//!     needhave-bench group-sweep [--needhave BIN] [--work DIR] [--rounds 3] [--secs 2]
+//!                            [--conns 1,8,64] [--caps 1,4,16,64,256,1024] [--waits 0,100,500,2000]
+//!                            where a group commit should close (bench/group-sweep.sh)
 //!     needhave-bench hello   --body-file F     the read baseline server
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!
@@ -19,6 +22,7 @@ mod raw;
 mod roundtrips;
 mod scale;
 mod seed;
+mod sweep;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -96,6 +100,7 @@ fn main() -> ExitCode {
     let result = match args.cmd.as_str() {
         "all" => rt.block_on(all(&args)),
         "faults" => rt.block_on(faults(&args)),
+        "group-sweep" => rt.block_on(sweep::sweep(&args)),
         "hello" => {
             let body = std::fs::read(args.get("body-file").unwrap_or("")).unwrap_or_default();
             let addr: SocketAddr = args
@@ -108,7 +113,7 @@ fn main() -> ExitCode {
         }
         "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
         _ => Err(
-            "usage: needhave-bench all|faults|hello|seed (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|seed (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {
@@ -330,22 +335,12 @@ async fn fsyncs_per_write(
     secs: u64,
 ) -> Result<(u64, u64), String> {
     let out = work.join(format!("strace-{conns}.txt"));
-    let out_s = out.to_string_lossy().into_owned();
-    let server = Server::needhave_under(
-        &[
-            "strace",
-            "-f",
-            "--seccomp-bpf",
-            "-c",
-            "-e",
-            "trace=fsync,fdatasync",
-            "-o",
-            &out_s,
-        ],
-        bin,
-        db,
-    )
-    .map_err(|e| format!("{e} (apt-get install strace)"))?;
+    let strace = strace_args(&out);
+    let wrapper: Vec<&str> = std::iter::once("strace")
+        .chain(strace.iter().map(String::as_str))
+        .collect();
+    let server = Server::needhave_under(&wrapper, bin, db)
+        .map_err(|e| format!("{e} (apt-get install strace)"))?;
     let report = load::run(load::Options {
         server: server.addr,
         mode: Mode::Writes,
@@ -362,8 +357,29 @@ async fn fsyncs_per_write(
         .filter(|((_, status), _)| *status == 201)
         .map(|(_, n)| n)
         .sum();
-    let text = std::fs::read_to_string(&out).map_err(|e| format!("{out_s}: {e}"))?;
-    let fsyncs = text
+    Ok((strace_fsyncs(&out)?, acked))
+}
+
+/// `strace` counting the fsync and fdatasync calls of a process and its
+/// threads into `out` (`--seccomp-bpf`: only those calls stop it).
+fn strace_args(out: &Path) -> Vec<String> {
+    [
+        "-f",
+        "--seccomp-bpf",
+        "-c",
+        "-e",
+        "trace=fsync,fdatasync",
+        "-o",
+        &out.to_string_lossy(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// The fsync + fdatasync calls in a `strace -c` summary.
+fn strace_fsyncs(out: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(text
         .lines()
         .filter_map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
@@ -371,8 +387,7 @@ async fn fsyncs_per_write(
                 .then(|| words.get(3)?.parse::<u64>().ok())
                 .flatten()
         })
-        .sum();
-    Ok((fsyncs, acked))
+        .sum())
 }
 
 fn mib(kib: Option<u64>) -> String {

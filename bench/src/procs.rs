@@ -16,15 +16,34 @@ impl Server {
     /// Starts `program args…` and reads the address from its first stdout
     /// line (`…serving http://ADDR…`).
     pub fn start(program: &str, args: &[&str]) -> Result<Server, String> {
+        Server::start_logged(program, args, None)
+    }
+
+    /// [`start`](Self::start), its stderr into `log` (at `NEEDHAVE_LOG=`
+    /// the level given with it) instead of the bench's.
+    pub fn start_logged(
+        program: &str,
+        args: &[&str],
+        log: Option<(&std::path::Path, &str)>,
+    ) -> Result<Server, String> {
+        let (stderr, level) = match log {
+            Some((path, level)) => (
+                Stdio::from(
+                    std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+                ),
+                level.to_string(),
+            ),
+            None => (
+                Stdio::inherit(),
+                std::env::var("NEEDHAVE_LOG").unwrap_or_else(|_| "warn".into()),
+            ),
+        };
         let mut child = Command::new(program)
             .args(args)
-            .env(
-                "NEEDHAVE_LOG",
-                std::env::var("NEEDHAVE_LOG").unwrap_or_else(|_| "warn".into()),
-            )
+            .env("NEEDHAVE_LOG", level)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .map_err(|e| format!("cannot start {program}: {e}"))?;
         let stdin = child.stdin.take();

@@ -403,3 +403,167 @@ async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A group closes at its cap, or when its window after the first batch
+/// ends: ten batches queued at once under a cap of 4 and a window far
+/// longer than queueing them are exactly three commits (4, 4, 2).
+#[tokio::test]
+async fn a_group_closes_at_its_cap_and_at_the_end_of_its_window() {
+    use needhave::store::sqlite::GroupPolicy;
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::time::{Duration, Instant};
+    let policy = GroupPolicy {
+        max: 4,
+        wait: Duration::from_millis(300),
+    };
+    let store = SqliteStore::open_with(":memory:", policy).unwrap();
+    store.with_connection(|c| c.execute_batch("CREATE TABLE g (x INTEGER)").unwrap());
+    let started = Instant::now();
+    let batches: Vec<_> = (0..10)
+        .map(|i: i64| store.batch(vec![prepare("INSERT INTO g (x) VALUES (?1)").bind(i)]))
+        .collect();
+    for b in batches {
+        b.await.unwrap();
+    }
+    let stats = store.group_stats();
+    assert_eq!(stats.batches.load(Relaxed), 10);
+    assert_eq!(stats.largest.load(Relaxed), 4);
+    assert_eq!(stats.commits.load(Relaxed), 3);
+    // The last group (2) waited its window out; the full ones did not.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    assert!(took < Duration::from_millis(850), "{took:?}");
+
+    // With no window, a lone batch is committed at once, never held.
+    let store = SqliteStore::open_with(
+        ":memory:",
+        GroupPolicy {
+            max: 4,
+            wait: Duration::ZERO,
+        },
+    )
+    .unwrap();
+    let started = Instant::now();
+    store
+        .batch(vec![prepare("CREATE TABLE h (x INTEGER)")])
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_millis(250));
+    assert_eq!(store.group_stats().commits.load(Relaxed), 1);
+}
+
+/// The contract's concurrency figures hold exactly whatever the group
+/// policy: one batch per commit, small capped groups, and wide windows that
+/// put whole bursts into one commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_limits_hold_exactly_under_every_group_policy() {
+    use needhave::store::sqlite::GroupPolicy;
+    use std::time::Duration;
+    for (max, wait_us) in [(1, 0), (3, 0), (3, 2_000), (1024, 0), (1024, 5_000)] {
+        let policy = GroupPolicy {
+            max,
+            wait: Duration::from_micros(wait_us),
+        };
+        let store: Arc<dyn Store> = Arc::new(SqliteStore::open_with(":memory:", policy).unwrap());
+        let config = Arc::new(needhave::Config {
+            ip_salt: "a salt for the group tests".into(),
+            ..needhave::Config::default()
+        });
+        let call = |ip: String, path: String, body: serde_json::Value| {
+            let (store, config) = (store.clone(), config.clone());
+            tokio::spawn(async move {
+                let ctx = needhave::Ctx::new(store, config, &ip);
+                let mut req = needhave::http::Request::new("POST", &path);
+                req.body = body.to_string().into_bytes();
+                let r = needhave::handle(&req, &ctx).await;
+                let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+                (r.status, v)
+            })
+        };
+        let tally = |answers: Vec<(u16, serde_json::Value)>| {
+            let mut t = std::collections::BTreeMap::new();
+            for (status, v) in answers {
+                let code = v["error"].as_str().unwrap_or("").to_string();
+                *t.entry((status, code)).or_insert(0) += 1;
+            }
+            t
+        };
+        let all = |handles: Vec<tokio::task::JoinHandle<(u16, serde_json::Value)>>| async {
+            let mut out = Vec::new();
+            for h in handles {
+                out.push(h.await.unwrap());
+            }
+            out
+        };
+        let label = format!("max {max}, wait {wait_us} µs");
+
+        // 15 creates at once from one address: exactly 10.
+        let creates = (0..15)
+            .map(|i| {
+                call(
+                    "10.7.0.1".into(),
+                    "/posts".into(),
+                    json!({"kind": "need", "note": format!("burst {i} of {label}")}),
+                )
+            })
+            .collect();
+        let t = tally(all(creates).await);
+        assert_eq!(t.get(&(201, String::new())), Some(&10), "{label}: {t:?}");
+        assert_eq!(
+            t.get(&(429, "rate_limited".into())),
+            Some(&5),
+            "{label}: {t:?}"
+        );
+
+        // 40 first replies at once at one post: exactly 20.
+        let (status, post) = call(
+            "10.7.0.2".into(),
+            "/posts".into(),
+            json!({"kind": "have", "note": format!("the post of {label}")}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(status, 201, "{post}");
+        let id = post["id"].as_str().unwrap().to_string();
+        let replies = (0..40)
+            .map(|i| {
+                call(
+                    format!("10.7.1.{i}"),
+                    format!("/posts/{id}/messages"),
+                    json!({"text": format!("race {i}")}),
+                )
+            })
+            .collect();
+        let answers = all(replies).await;
+        let first = answers
+            .iter()
+            .find(|(s, _)| *s == 201)
+            .map(|(_, v)| v["id"].as_str().unwrap().to_string())
+            .unwrap();
+        let t = tally(answers);
+        assert_eq!(t.get(&(201, String::new())), Some(&20), "{label}: {t:?}");
+        assert_eq!(
+            t.get(&(429, "too_many".into())),
+            Some(&20),
+            "{label}: {t:?}"
+        );
+
+        // 8 accepts of one message at once: exactly one.
+        let accepts = (0..8)
+            .map(|_| {
+                call(
+                    "10.7.0.2".into(),
+                    format!("/posts/{id}/accept"),
+                    json!({"secret": post["secret"], "message_id": first}),
+                )
+            })
+            .collect();
+        let t = tally(all(accepts).await);
+        assert_eq!(t.get(&(201, String::new())), Some(&1), "{label}: {t:?}");
+        assert_eq!(
+            t.get(&(409, "already_accepted".into())),
+            Some(&7),
+            "{label}: {t:?}"
+        );
+    }
+}

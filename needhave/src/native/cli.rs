@@ -42,6 +42,8 @@ enum Command {
         ip_salt: Option<String>,
         #[command(flatten)]
         limits: LimitArgs,
+        #[command(flatten)]
+        group: GroupArgs,
         /// Stop when stdin closes (for test harnesses).
         #[arg(long, hide = true)]
         exit_with_stdin: bool,
@@ -81,6 +83,29 @@ struct LimitArgs {
     /// Open connections from one client address at most (IPv6: per /64); 0 for no per-address cap (when a proxy in front is the only peer).
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_connections_per_ip: usize,
+}
+
+/// Group commit's flags (see `store/sqlite/group.rs` and README
+/// "Performance" for the sweep the defaults come from).
+#[derive(Args)]
+struct GroupArgs {
+    /// Writes one commit (one fsync) carries at most.
+    #[arg(long, value_name = "N", default_value_t = crate::store::sqlite::GroupPolicy::default().max as u64,
+          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    group_max: u64,
+    /// Microseconds a commit waits for more writes after its first (0: commit what is queued at once).
+    #[arg(long, value_name = "MICROS", default_value_t = crate::store::sqlite::GroupPolicy::default().wait.as_micros() as u64,
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    group_wait_us: u64,
+}
+
+impl GroupArgs {
+    fn policy(&self) -> crate::store::sqlite::GroupPolicy {
+        crate::store::sqlite::GroupPolicy {
+            max: self.group_max as usize,
+            wait: std::time::Duration::from_micros(self.group_wait_us),
+        }
+    }
 }
 
 fn seconds(s: &str) -> Result<f64, String> {
@@ -125,6 +150,7 @@ pub fn main() -> ExitCode {
             allow_hosts,
             ip_salt,
             limits,
+            group,
             exit_with_stdin,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -140,6 +166,7 @@ pub fn main() -> ExitCode {
                         allowed_hosts: allow_hosts,
                         ip_salt,
                         limits: limits.limits(),
+                        group: group.policy(),
                         exit_with_stdin,
                     }));
                 // The stdin watch (--exit-with-stdin) is a blocking read that

@@ -38,6 +38,8 @@ pub struct Options {
     pub allowed_hosts: Vec<String>,
     pub ip_salt: Option<String>,
     pub limits: Limits,
+    /// Where a group commit closes (`store/sqlite/group.rs`).
+    pub group: crate::store::sqlite::GroupPolicy,
     /// Also stop when stdin closes: a test harness's child dies with it.
     pub exit_with_stdin: bool,
 }
@@ -110,7 +112,8 @@ pub const EMPTY_SALT: &str = "the IP salt (--ip-salt or NEEDHAVE_IP_SALT) is emp
 pub async fn run(opts: Options) -> Result<(), String> {
     // Refused before anything is opened or bound.
     let ip_salt = ip_salt(&opts)?;
-    let store = SqliteStore::open(&opts.db).map_err(|e| format!("cannot open {}: {e}", opts.db))?;
+    let store = SqliteStore::open_with(&opts.db, opts.group)
+        .map_err(|e| format!("cannot open {}: {e}", opts.db))?;
     let listener = TcpListener::bind(opts.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
@@ -148,7 +151,18 @@ pub async fn run(opts: Options) -> Result<(), String> {
     store
         .checkpoint()
         .map_err(|e| format!("checkpoint of {} at stop: {e}", opts.db))?;
-    tracing::info!("checkpointed {}", opts.db);
+    let stats = store.group_stats();
+    let load = std::sync::atomic::Ordering::Relaxed;
+    // A target of its own, so that it can be asked for without the
+    // per-request lines (`NEEDHAVE_LOG=warn,needhave::store=info`).
+    tracing::info!(
+        target: "needhave::store",
+        commits = stats.commits.load(load),
+        writes = stats.batches.load(load),
+        largest_group = stats.largest.load(load),
+        "checkpointed {}",
+        opts.db
+    );
     Ok(())
 }
 

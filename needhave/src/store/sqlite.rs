@@ -26,6 +26,8 @@ mod files;
 mod group;
 mod walclock;
 
+pub use group::{Policy as GroupPolicy, Stats as GroupStats};
+
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
@@ -62,6 +64,7 @@ pub struct SqliteStore {
     file: Option<(String, files::Identity)>,
     /// The lock that keeps a second server off the file (`files::hold`).
     _held: Option<std::fs::File>,
+    stats: Arc<GroupStats>,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -80,8 +83,14 @@ fn unavailable(path: &str) -> StoreError {
 
 impl SqliteStore {
     /// Opens (creating if needed) the database at `path`, or a private
-    /// in-memory one for `:memory:`, and applies the schema.
+    /// in-memory one for `:memory:`, and applies the schema; writes are
+    /// grouped by the default [`GroupPolicy`].
     pub fn open(path: &str) -> StoreResult<Self> {
+        Self::open_with(path, GroupPolicy::default())
+    }
+
+    /// [`open`](Self::open), with writes grouped by `policy`.
+    pub fn open_with(path: &str, policy: GroupPolicy) -> StoreResult<Self> {
         let memory = path == ":memory:";
         let held = if memory {
             None
@@ -117,10 +126,13 @@ impl SqliteStore {
             Some((path.to_string(), identity))
         };
         let writer = Arc::new(Mutex::new(writer));
+        let stats = Arc::new(GroupStats::default());
         let (jobs, thread) = group::start(group::Writer {
             conn: writer.clone(),
             memo: memo.clone(),
             file: file.clone(),
+            policy,
+            stats: stats.clone(),
         })
         .map_err(|e| StoreError(format!("cannot start the writer thread: {e}")))?;
         Ok(SqliteStore {
@@ -132,7 +144,13 @@ impl SqliteStore {
             path: (!memory).then(|| path.to_string()),
             file,
             _held: held,
+            stats,
         })
+    }
+
+    /// What group commit has done so far (for the log at stop, and tests).
+    pub fn group_stats(&self) -> &GroupStats {
+        &self.stats
     }
 
     /// Direct access for tests and the benchmark seeder, never handlers.

@@ -27,9 +27,11 @@
 //! and while it does the runtime must go on reading requests, or there
 //! would be no next group to gather.
 
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
@@ -38,8 +40,38 @@ use super::files::Identity;
 use super::{run_one, unavailable};
 use crate::store::{Memo, Row, Statement, StoreError, StoreResult};
 
-/// The most batches one commit carries.
+/// The most batches one commit carries, by default.
 pub const MAX_GROUP: usize = 256;
+
+/// How long a group stays open for more batches after its first, by
+/// default.
+pub const WAIT: Duration = Duration::ZERO;
+
+/// Where a group closes: at `max` batches, or `wait` after its first batch
+/// was taken (zero: as soon as the queue is empty).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Policy {
+    pub max: usize,
+    pub wait: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            max: MAX_GROUP,
+            wait: WAIT,
+        }
+    }
+}
+
+/// What the writer has committed so far: its groups, the batches in them,
+/// and the largest group.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub commits: AtomicU64,
+    pub batches: AtomicU64,
+    pub largest: AtomicU64,
+}
 
 pub type Answer = StoreResult<Vec<Vec<Row>>>;
 
@@ -54,6 +86,8 @@ pub struct Writer {
     /// The database file and the identity it had when opened (`None` for
     /// `:memory:`).
     pub file: Option<(String, Identity)>,
+    pub policy: Policy,
+    pub stats: Arc<Stats>,
 }
 
 /// Starts the writer thread; it ends when the sender is gone.
@@ -67,15 +101,33 @@ pub fn start(writer: Writer) -> std::io::Result<(Sender<Job>, JoinHandle<()>)> {
 
 impl Writer {
     fn run(self, rx: Receiver<Job>) {
+        let max = self.policy.max.max(1);
         while let Ok(first) = rx.recv() {
+            let closes = Instant::now() + self.policy.wait;
             let mut group = vec![first];
-            while group.len() < MAX_GROUP {
-                match rx.try_recv() {
-                    Ok(job) => group.push(job),
+            while group.len() < max {
+                let job = match rx.try_recv() {
+                    Ok(job) => job,
+                    Err(TryRecvError::Empty) if !self.policy.wait.is_zero() => {
+                        match rx.recv_timeout(closes.saturating_duration_since(Instant::now())) {
+                            Ok(job) => job,
+                            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+                                break
+                            }
+                        }
+                    }
                     Err(_) => break,
-                }
+                };
+                group.push(job);
             }
             let answers = self.commit(&group);
+            self.stats.commits.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .batches
+                .fetch_add(group.len() as u64, Ordering::Relaxed);
+            self.stats
+                .largest
+                .fetch_max(group.len() as u64, Ordering::Relaxed);
             for (job, answer) in group.into_iter().zip(answers) {
                 // The caller may have gone (its connection closed); its
                 // write stands either way.
