@@ -65,8 +65,7 @@ struct Sample {
     p99_us: f64,
     fsyncs: u64,
     acked: u64,
-    commits: u64,
-    batches: u64,
+    counts: Counts,
     errors: u64,
 }
 
@@ -112,8 +111,16 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
-/// The writer's own count, from the line it logs at a clean stop.
-fn group_counts(log: &Path) -> (u64, u64) {
+/// The writer's own counts, from the line it logs at a clean stop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    commits: u64,
+    batches: u64,
+    running_us: u64,
+    committing_us: u64,
+}
+
+fn group_counts(log: &Path) -> Counts {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let field = |name: &str| -> u64 {
         text.lines()
@@ -128,7 +135,12 @@ fn group_counts(log: &Path) -> (u64, u64) {
             })
             .unwrap_or(0)
     };
-    (field("commits"), field("writes"))
+    Counts {
+        commits: field("commits"),
+        batches: field("writes"),
+        running_us: field("running_us"),
+        committing_us: field("committing_us"),
+    }
 }
 
 async fn run_cell(bin: &str, work: &Path, cell: Cell, secs: u64, full: f64) -> Sample {
@@ -167,8 +179,7 @@ async fn run_cell(bin: &str, work: &Path, cell: Cell, secs: u64, full: f64) -> S
                     p99_us: f64::NAN,
                     fsyncs: 0,
                     acked: 0,
-                    commits: 0,
-                    batches: 0,
+                    counts: Counts::default(),
                     errors: 1,
                 };
             }
@@ -185,7 +196,7 @@ async fn run_cell(bin: &str, work: &Path, cell: Cell, secs: u64, full: f64) -> S
     server.stop();
     let mut us: Vec<u64> = report.acked_us.iter().map(|&u| u64::from(u)).collect();
     us.sort_unstable();
-    let (commits, batches) = group_counts(&log);
+    let counts = group_counts(&log);
     Sample {
         acked_rate: report.acked_rate(),
         over_full: report.acked_rate() / full.max(1e-9),
@@ -193,8 +204,7 @@ async fn run_cell(bin: &str, work: &Path, cell: Cell, secs: u64, full: f64) -> S
         p99_us: crate::scale::percentile(&us, 0.99),
         fsyncs: crate::strace_fsyncs(&trace).unwrap_or(0),
         acked: us.len() as u64,
-        commits,
-        batches,
+        counts,
         errors: report.server_errors + report.transport_errors + report.unexpected.len() as u64,
     }
 }
@@ -245,7 +255,7 @@ pub async fn sweep(args: &Args) -> Result<(), String> {
             for cell in round_grid.iter().filter(|cell| cell.conns == c) {
                 let s = run_cell(&bin, &work, *cell, secs, full).await;
                 eprintln!(
-                    "  round {} · {} conns · cap {} · wait {} µs: {:.0} acked/s ({:.2}× FULL {full:.0}), p50 {:.2} ms, p99 {:.2} ms, {:.3} fsyncs/write, mean group {:.1}{}",
+                    "  round {} · {} conns · cap {} · wait {} µs: {:.0} acked/s ({:.2}× FULL {full:.0}), p50 {:.2} ms, p99 {:.2} ms, {:.3} fsyncs/write, mean group {:.1}, {:.0} µs a batch, {:.2} ms a COMMIT{}",
                     r + 1,
                     cell.conns,
                     cell.cap_label(&caps_us),
@@ -255,7 +265,9 @@ pub async fn sweep(args: &Args) -> Result<(), String> {
                     s.p50_us / 1000.0,
                     s.p99_us / 1000.0,
                     s.fsyncs as f64 / s.acked.max(1) as f64,
-                    s.batches as f64 / s.commits.max(1) as f64,
+                    s.counts.batches as f64 / s.counts.commits.max(1) as f64,
+                    s.counts.running_us as f64 / s.counts.batches.max(1) as f64,
+                    s.counts.committing_us as f64 / 1000.0 / s.counts.commits.max(1) as f64,
                     if s.errors > 0 {
                         format!(", {} ERRORS", s.errors)
                     } else {
@@ -280,19 +292,20 @@ pub async fn sweep(args: &Args) -> Result<(), String> {
         println!("{b}");
     }
     println!(
-        "\n| conns | cap | wait µs | acked writes/s (median; per round) | ÷ round's raw FULL (median) | p50 ms | p99 ms | fsyncs / acked write | mean group |"
+        "\n| conns | cap | wait µs | acked writes/s (median; per round) | ÷ round's raw FULL (median) | p50 ms | p99 ms | fsyncs / acked write | mean group | µs a batch / ms a COMMIT |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut errors = 0;
     for (cell, s) in &samples {
         let rates: Vec<String> = s.iter().map(|x| format!("{:.0}", x.acked_rate)).collect();
         let fsyncs: u64 = s.iter().map(|x| x.fsyncs).sum();
         let acked: u64 = s.iter().map(|x| x.acked).sum();
-        let commits: u64 = s.iter().map(|x| x.commits).sum();
-        let batches: u64 = s.iter().map(|x| x.batches).sum();
+        let sum =
+            |f: fn(&Counts) -> u64| -> f64 { s.iter().map(|x| f(&x.counts)).sum::<u64>() as f64 };
+        let (commits, batches) = (sum(|c| c.commits).max(1.0), sum(|c| c.batches).max(1.0));
         errors += s.iter().map(|x| x.errors).sum::<u64>();
         println!(
-            "| {} | {} | {} | {:.0} ({}) | {:.2}× | {:.2} | {:.2} | {:.3} | {:.1} |",
+            "| {} | {} | {} | {:.0} ({}) | {:.2}× | {:.2} | {:.2} | {:.3} | {:.1} | {:.0} / {:.2} |",
             cell.conns,
             cell.cap_label(&caps_us),
             cell.wait_us,
@@ -302,11 +315,13 @@ pub async fn sweep(args: &Args) -> Result<(), String> {
             median(s.iter().map(|x| x.p50_us).collect()) / 1000.0,
             median(s.iter().map(|x| x.p99_us).collect()) / 1000.0,
             fsyncs as f64 / acked.max(1) as f64,
-            batches as f64 / commits.max(1) as f64,
+            batches / commits,
+            sum(|c| c.running_us) / batches,
+            sum(|c| c.committing_us) / 1000.0 / commits,
         );
     }
     println!(
-        "\np50/p99: medians over rounds of each round's percentiles of the 201s' latency (create and reply alike); fsyncs: strace -c over the server's whole run (start, load, the clean stop's checkpoint) over the writes answered 201, summed over rounds; mean group: the writer's own count of batches per commit."
+        "\np50/p99: medians over rounds of each round's percentiles of the 201s' latency (create and reply alike); fsyncs: strace -c over the server's whole run (start, load, the clean stop's checkpoint) over the writes answered 201, summed over rounds; mean group, µs a batch (running it in its savepoint), ms a COMMIT (the fsync): the writer's own counts, summed over rounds."
     );
     if errors > 0 {
         return Err(format!(
@@ -347,10 +362,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sweep-log-{}", std::process::id()));
         std::fs::write(
             &dir,
-            "2026-12-01T12:00:00Z  INFO needhave::store: checkpointed x.db commits=12 writes=345 largest_group=9\n",
+            "2026-12-01T12:00:00Z  INFO needhave::store: checkpointed x.db commits=12 writes=345 largest_group=9 running_us=6789 committing_us=45678\n",
         )
         .unwrap();
-        assert_eq!(group_counts(&dir), (12, 345));
+        assert_eq!(
+            group_counts(&dir),
+            Counts {
+                commits: 12,
+                batches: 345,
+                running_us: 6789,
+                committing_us: 45678
+            }
+        );
         let _ = std::fs::remove_file(&dir);
     }
 }

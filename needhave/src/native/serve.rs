@@ -160,6 +160,8 @@ pub async fn run(opts: Options) -> Result<(), String> {
         commits = stats.commits.load(load),
         writes = stats.batches.load(load),
         largest_group = stats.largest.load(load),
+        running_us = stats.running_us.load(load),
+        committing_us = stats.committing_us.load(load),
         "checkpointed {}",
         opts.db
     );

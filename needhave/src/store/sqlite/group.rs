@@ -65,12 +65,15 @@ impl Default for Policy {
 }
 
 /// What the writer has committed so far: its groups, the batches in them,
-/// and the largest group.
+/// the largest group, and its time (µs) running batches and committing
+/// them (the `COMMIT`, which is the fsync): what a group's size trades.
 #[derive(Debug, Default)]
 pub struct Stats {
     pub commits: AtomicU64,
     pub batches: AtomicU64,
     pub largest: AtomicU64,
+    pub running_us: AtomicU64,
+    pub committing_us: AtomicU64,
 }
 
 pub type Answer = StoreResult<Vec<Vec<Row>>>;
@@ -141,6 +144,7 @@ impl Writer {
     /// file is still the one at the path.
     fn commit(&self, group: &[Job]) -> Vec<Answer> {
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let started = Instant::now();
         let mut answers: Vec<Answer> = Vec::with_capacity(group.len());
         // Batches whose work is in the open transaction.
         let mut open = Vec::new();
@@ -176,6 +180,11 @@ impl Writer {
             }
             answers.push(answer);
         }
+        let ran = Instant::now();
+        let micros = |d: Duration| d.as_micros().min(u128::from(u64::MAX)) as u64;
+        self.stats
+            .running_us
+            .fetch_add(micros(ran - started), Ordering::Relaxed);
         if began {
             if let Err(e) = conn
                 .prepare_cached("COMMIT")
@@ -188,6 +197,9 @@ impl Writer {
                 }
             }
         }
+        self.stats
+            .committing_us
+            .fetch_add(micros(ran.elapsed()), Ordering::Relaxed);
         self.memo.wrote();
         // After the fsync: if the path no longer names the file written, the
         // writes are in a file nobody will open again (or SQLite refused
