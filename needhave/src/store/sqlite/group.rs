@@ -12,16 +12,40 @@
 //! connection and see every earlier batch of the group, so they hold exactly
 //! as they do one transaction at a time.
 //!
-//! Where the group closes: when the queue is empty, or at [`MAX_GROUP`]
-//! batches. It never waits for more: under load the queue refills during
-//! each fsync by itself (the requests that arrive while a commit is on disk
-//! are the next group), and at low load there is nothing to wait for, so a
-//! wait would only add latency. The cap bounds how long the first batch of
-//! a group waits behind the others (a batch runs in tens of microseconds, an
-//! fsync takes one to several ms), and is larger than the connections the
-//! benchmark drives (64), so under that load the queue, not the cap, closes
-//! each group. README "Performance" has the fsyncs per acknowledged write
-//! this gives at 1, 8 and 64 connections.
+//! Where the group closes: at [`MAX_GROUP`] batches, or once the queue is
+//! empty ([`WAIT`] is zero: no window); both are `needhave serve` flags
+//! (`--group-max`, `--group-wait-us`), since what they trade depends on the
+//! operator's disk. The defaults come from the sweep (`bash
+//! bench/group-sweep.sh`; the tables and the load they were measured under
+//! are in README "Performance", "Group commit: where a group closes"):
+//!
+//! - **The cap must not bind below the writes in flight.** Every cap under
+//!   the connection count lost: at 64 connections a cap of 16 gave 0.23 to
+//!   0.34 fsyncs per acknowledged write and 1 264 to 1 432 writes/s (medians
+//!   of two runs) against 0.15 to 0.30 and 1 663 to 1 998 for any cap of 64
+//!   or more; at 256 connections a cap of 16 had a p99 of 663 ms against
+//!   261 to 320 ms for 64, 256 and 1 024, which were even (mean groups of
+//!   11 and 6).
+//! - **Why 256 and not more:** a write in a full group costs its own run,
+//!   `t`, plus its share of the fsync, `f / G`. The writer measured `t` at
+//!   about 55 µs (42 to 127 µs on a loaded machine) and one-row FULL
+//!   transactions took 1.4 to 8.1 ms; at 256 the share is at most 32 µs,
+//!   under `t`, so a bigger group saves little (at most 24 µs a write at
+//!   1 024) while its first batch waits behind all the others (256 × 55 µs
+//!   ≈ 14 ms before the COMMIT starts; 1 024: ≈ 56 ms). At 64 the share
+//!   would reach 127 µs, more than two batches, on the slowest fsync seen.
+//! - **No window.** At one connection a window is pure wait: 301, 167,
+//!   143, 124 writes/s and a p50 of 1.6, 2.2, 3.0, 4.7 ms for 0, 100, 500,
+//!   2 000 µs (in the other run the p50 rose the same, 1.9 to 4.7 ms, and
+//!   the rate fell only at 2 000 µs). At 8 connections a 2 ms window lost in both runs (547 against
+//!   1 364 writes/s, p50 14 against 4.9 ms). At 64 a window cut fsyncs
+//!   (0.30 to 0.06 at 2 ms) without a throughput gain that stood out of the
+//!   noise. Under load the queue refills during each fsync by itself (what
+//!   arrives while a commit is on disk is the next group), which is the
+//!   window for free; PostgreSQL's `commit_delay` and MySQL's
+//!   `binlog_group_commit_sync_delay` default to zero for the same reason.
+//!   An operator whose fsyncs are slow and who would rather spend latency
+//!   than fsyncs can set one.
 //!
 //! The thread runs on its own, not on the async runtime: an fsync blocks,
 //! and while it does the runtime must go on reading requests, or there
@@ -40,11 +64,14 @@ use super::files::Identity;
 use super::{run_one, unavailable};
 use crate::store::{Memo, Row, Statement, StoreError, StoreResult};
 
-/// The most batches one commit carries, by default.
+/// The most batches one commit carries, by default: the smallest power of
+/// two at which a write's share of the slowest fsync measured is under the
+/// time it takes to run (module doc).
 pub const MAX_GROUP: usize = 256;
 
 /// How long a group stays open for more batches after its first, by
-/// default.
+/// default: not at all (module doc: a window only ever cost latency, and
+/// the queue refills during each fsync without one).
 pub const WAIT: Duration = Duration::ZERO;
 
 /// Where a group closes: at `max` batches, or `wait` after its first batch
