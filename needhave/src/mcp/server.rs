@@ -118,6 +118,9 @@ async fn batch<E: Exec + ?Sized>(
         }),
         Transport::Stdio => Transport::Stdio,
     };
+    // Held until the answer is built (not while it is sent): bounds how
+    // many half-built answers the process holds at once.
+    let _turn = crate::platform::batch_turn().await;
     let mut replies = Vec::new();
     let mut size = 0;
     for item in items {
@@ -139,6 +142,9 @@ async fn batch<E: Exec + ?Sized>(
             size += serde_json::to_vec(&r).map_or(0, |b| b.len());
             replies.push(r);
         }
+        // An element's answer is CPU work that need not wait on anything;
+        // others' requests go first between elements.
+        crate::platform::yield_now().await;
     }
     if replies.is_empty() {
         Outcome::Accepted
