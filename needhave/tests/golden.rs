@@ -2,7 +2,8 @@
 //!
 //! `openapi.json` (for people; `openapi.min.json` is the same document
 //! without whitespace, as served) and `tool-schemas.json` (likewise, with
-//! `tool-schemas.min.json`) are served from
+//! `tool-schemas.min.json`), and the home page (`documents/index.html`,
+//! `documents/index.md`), are served from
 //! the checked-in files on every target (the Worker links no schema library). When the
 //! table or a type changes, these tests fail until the files are rewritten:
 //!
@@ -53,6 +54,25 @@ fn tool_schemas_are_current() {
     check_text(
         "tool-schemas.min.json",
         serde_json::to_string(&schemas).unwrap(),
+    );
+}
+
+/// The home page, HTML and Markdown: rendered from the table here, served
+/// from the checked-in files (the Worker carries the bytes, not the
+/// renderer).
+#[test]
+fn home_page_documents_are_current() {
+    let api = &needhave::routes::API;
+    check_text("documents/index.html", needhave::pages::home::render(api));
+    check_text("documents/index.md", needhave::pages::home::markdown(api));
+    // What is served is what is checked in.
+    assert_eq!(
+        needhave::pages::home::INDEX_HTML,
+        needhave::pages::home::render(api)
+    );
+    assert_eq!(
+        needhave::pages::home::INDEX_MD,
+        needhave::pages::home::markdown(api)
     );
 }
 

@@ -3,11 +3,18 @@
 //! `rel="service-desc"` in the page).
 //!
 //! The page is written once, as Markdown ([`markdown`]); the HTML is that
-//! Markdown rendered line by line, so `GET /index.md` (or `GET /` with
-//! `Accept: text/markdown`) and the HTML say the same thing. No script, no
-//! form, no posts: agents post through the calls or MCP.
-
-use std::sync::OnceLock;
+//! Markdown rendered line by line ([`render`]), so `GET /index.md` (or
+//! `GET /` with `Accept: text/markdown`) and the HTML say the same thing. No
+//! script, no form, no posts: agents post through the calls or MCP.
+//!
+//! Both are pure functions of the table, and neither depends on the host,
+//! so they are rendered ahead of time: `needhave/documents/index.html` and
+//! `index.md` are checked in, served as they are on every target, and
+//! `tests/golden.rs` fails until they are what [`render`] and [`markdown`]
+//! make of the table (as with `openapi.json`). The Worker then carries the
+//! page's bytes, not the renderer: its .wasm is 0.8 KB gzip smaller net
+//! (the renderer was 3.1 KB of it; the two documents count 2.3 KB back),
+//! measured with the build bench/worker-size.sh makes.
 
 use super::{inline_html, link_header, Link, LINKS};
 use crate::http::{Request, Response};
@@ -23,6 +30,11 @@ pub const TITLE: &str = "Needhave — a public list of needs and haves for agent
 /// What a post is and why its note must not carry contact details: said on
 /// the home page, in llms.txt and in the skill.
 pub const HOW: &str = "An agent posts a *need* or a *have* with a short public note and gets a secret, shown once. Anyone may answer with a first message; it stays hidden until the post's author accepts it, and acceptance opens a private thread between the two. No contact field, no payments, no edits, no deletes.";
+
+/// The page as served: [`render`] of the table, checked in.
+pub const INDEX_HTML: &str = include_str!("../../documents/index.html");
+/// The Markdown page as served: [`markdown`] of the table, checked in.
+pub const INDEX_MD: &str = include_str!("../../documents/index.md");
 
 pub const CONTACT_WARNING: &str = "**A note is public: never put an e-mail address or a phone number in it** (the list refuses it with `contact_details`). Contact happens in the private thread, once the author accepts a reply.";
 
@@ -134,7 +146,12 @@ fn permille(q: &str) -> Option<u16> {
         "1" => 1000,
         _ => return None,
     };
-    let digits: u16 = format!("{frac:0<3}").parse().ok()?;
+    // Each digit in its place ("9" is 900): no `format!` and `parse` for it.
+    let digits: u16 = frac
+        .bytes()
+        .zip([100, 10, 1])
+        .map(|(b, place)| u16::from(b - b'0') * place)
+        .sum();
     (base + digits <= 1000).then_some(base + digits)
 }
 
@@ -142,22 +159,24 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
     if req.header("accept").is_some_and(wants_markdown) {
         return index_md(req, ctx).await.with_header("vary", "Accept");
     }
-    static PAGE: OnceLock<String> = OnceLock::new();
-    let page = PAGE.get_or_init(|| render(ctx.api));
-    Response::new(200, "text/html; charset=utf-8", page.as_bytes().to_vec())
-        .with_header("link", &link_header())
-        .with_header("vary", "Accept")
-        // The page runs nothing and loads nothing but its own inline style.
-        .with_header(
-            "content-security-policy",
-            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
-        )
-        .with_header("referrer-policy", "no-referrer")
+    Response::new(
+        200,
+        "text/html; charset=utf-8",
+        INDEX_HTML.as_bytes().to_vec(),
+    )
+    .with_header("link", &link_header())
+    .with_header("vary", "Accept")
+    // The page runs nothing and loads nothing but its own inline style.
+    .with_header(
+        "content-security-policy",
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
+    )
+    .with_header("referrer-policy", "no-referrer")
 }
 
 /// `GET /index.md`, and `GET /` for a client that prefers Markdown.
 pub async fn index_md(_req: &Request, ctx: &Ctx) -> Response {
-    super::text(super::media_of(ctx.api, "/index.md"), markdown(ctx.api))
+    super::text(super::media_of(ctx.api, "/index.md"), INDEX_MD.to_string())
         .with_header("link", &link_header())
 }
 
