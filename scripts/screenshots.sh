@@ -14,26 +14,19 @@ mkdir -p "$OUT"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [[ -n "$CHROMIUM" ]] || { echo "screenshots: chromium is not installed (apt-get install chromium)" >&2; exit 1; }
 
+# shellcheck source=scripts/serve-dev.sh
+. scripts/serve-dev.sh
+
 work=$(mktemp -d)
-pid=""
 cleanup() {
-    [[ -n "$pid" ]] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+    serve_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
 
 if [[ -z "${BASE:-}" ]]; then
-    cargo build --quiet -p needhave
-    target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-    NEEDHAVE_LOG=warn "$target_dir/debug/needhave" serve --addr 127.0.0.1:0 --db :memory: \
-        --exit-with-stdin < <(sleep 600 2>/dev/null) > "$work/serve.out" 2> "$work/serve.err" &
-    pid=$!
-    for _ in $(seq 100); do
-        grep -q "http://" "$work/serve.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    BASE=$(grep -o 'http://[^ ]*' "$work/serve.out" | head -1)
-    [[ -n "$BASE" ]] || { echo "screenshots: needhave serve did not start" >&2; cat "$work/serve.err" >&2; exit 1; }
+    serve_start "$work" screenshots
+    BASE=$SERVE_URL
 fi
 
 python3 scripts/screenshots.py "$CHROMIUM" "$BASE" "$OUT"
