@@ -57,20 +57,7 @@ pub fn expand(table: &Table) -> TokenStream {
         let methods = members.iter().map(|(i, r)| {
             let method = r.method.to_string();
             let call = call_route(*i, r);
-            // Each route's future is boxed, so its state machine (the
-            // handler inlined) is a function of its own rather than one
-            // arm of the dispatcher's: V8 compiles a Worker's wasm
-            // functions lazily, at their first call, so the first request
-            // of an isolate compiles the route it runs, not every handler
-            // of the table (one 42 KB function before). One allocation a
-            // request.
-            quote! {
-                #method => {
-                    let __route: crate::platform::BoxFuture<'_, crate::http::Response> =
-                        ::std::boxed::Box::pin(async move #call);
-                    __route.await
-                }
-            }
+            quote!(#method => #call,)
         });
         quote! {
             [#(#pattern),*] => match req.method.as_str() {
