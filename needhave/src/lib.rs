@@ -137,8 +137,7 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     if let Some(b) = ctx.store.bookmark() {
         resp.headers.push((BOOKMARK_HEADER, b));
     }
-    origin::decorate(req, &ctx.config, &mut resp);
-    finish(req, &mut resp);
+    dress(req, &ctx.config, &mut resp);
     resp
 }
 
@@ -148,9 +147,15 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
 /// code rather than an opaque network error.
 pub fn refusal(req: &Request, config: &Config, code: Code) -> Response {
     let mut resp = Response::error(code);
-    origin::decorate(req, config, &mut resp);
-    finish(req, &mut resp);
+    dress(req, config, &mut resp);
     resp
+}
+
+/// The headers every answer carries, from [`handle`] or a [`refusal`]: CORS,
+/// then caching and content-type safety.
+fn dress(req: &Request, config: &Config, resp: &mut Response) {
+    origin::decorate(req, config, resp);
+    finish(req, resp);
 }
 
 /// Every POST answer may carry a secret or a thread key (or, from MCP, any

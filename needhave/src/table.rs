@@ -68,7 +68,9 @@ impl Api {
     }
 }
 
-#[derive(Debug)]
+/// Copy: every field is a `'static` reference or a small value, so a test
+/// (or a tool) can build an `Api` from the table plus its own rows.
+#[derive(Clone, Copy, Debug)]
 pub struct Route {
     pub method: &'static str,
     /// With `:name` parameters, as written in the table.
@@ -140,6 +142,7 @@ impl Route {
     }
 }
 
+#[derive(Clone, Copy)]
 pub struct Tool {
     pub name: &'static str,
     pub title: &'static str,

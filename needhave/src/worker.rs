@@ -89,8 +89,9 @@ fn config(env: &Env) -> Config {
 
 /// The body, or `None` as soon as it passes `limit` bytes: a chunked body
 /// declares no length, and reading it whole first (`req.bytes()`) would let
-/// one request make the isolate hold all of it. The rest is never read. Through `js_sys` calls rather
-/// than worker's `ByteStream`, which links `wasm-streams`.
+/// one request make the isolate hold all of it. The rest is never read.
+/// Through `js_sys` calls rather than worker's `ByteStream`, which links
+/// `wasm-streams`.
 async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>>, JsValue> {
     let Some(stream) = req.inner().body() else {
         return Ok(Some(Vec::new()));
@@ -154,7 +155,7 @@ fn to_worker(resp: Response) -> worker::Result<worker::Response> {
 }
 
 /// talc rather than the target's default dlmalloc: about 2 KB less gzip of
-/// the .wasm a cold start loads (bench/worker-size.sh), and as fast.
+/// the .wasm a cold start loads (bench/worker-size.sh).
 // SAFETY: `TalckWasm` needs a single-threaded Wasm module, which a Worker
 // isolate is (workers-rs builds without atomics).
 #[global_allocator]

@@ -12,20 +12,7 @@ use needhave::table::{Api, Body, Branch, Route, RouteResponse, Step, Tool};
 const ORIGIN: &str = "https://list.example";
 
 fn extended() -> &'static Api {
-    let mut routes: Vec<Route> = ROUTES
-        .iter()
-        .map(|r| Route {
-            method: r.method,
-            path: r.path,
-            doc: r.doc,
-            handler: r.handler,
-            body: r.body,
-            raw: r.raw,
-            consistency: r.consistency,
-            responses: r.responses,
-            tools: r.tools,
-        })
-        .collect();
+    let mut routes: Vec<Route> = ROUTES.to_vec();
     routes.push(Route {
         method: "GET",
         path: "/badges",
@@ -40,17 +27,7 @@ fn extended() -> &'static Api {
         }],
         tools: &["list_badges"],
     });
-    let mut tools: Vec<Tool> = TOOLS
-        .iter()
-        .map(|t| Tool {
-            name: t.name,
-            title: t.title,
-            description: t.description,
-            read_only: t.read_only,
-            idempotent: t.idempotent,
-            branches: t.branches,
-        })
-        .collect();
+    let mut tools: Vec<Tool> = TOOLS.to_vec();
     tools.push(Tool {
         name: "list_badges",
         title: "List badges",
