@@ -19,6 +19,7 @@
 
 mod ast;
 mod check;
+mod derive;
 mod expand;
 
 use proc_macro::TokenStream;
@@ -31,4 +32,25 @@ pub fn routes(input: TokenStream) -> TokenStream {
         Ok(()) => expand::expand(&table).into(),
         Err(e) => e.to_compile_error().into(),
     }
+}
+
+/// A request body read from its JSON object field by field: see `derive.rs`.
+#[proc_macro_derive(FromBody)]
+pub fn derive_from_body(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    derive::from_body(&input)
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
+}
+
+/// An answer written as JSON field by field, as serde_json writes it: see
+/// `derive.rs`. `serde` is a helper attribute so that the answer types'
+/// `#[serde(skip_serializing_if)]` stands where serde is not derived (the
+/// Worker).
+#[proc_macro_derive(ToJson, attributes(serde))]
+pub fn derive_to_json(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    derive::to_json(&input)
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
 }

@@ -2,7 +2,6 @@
 //! that the same dispatcher serves both; and the contract's input rules for
 //! path ids and JSON bodies.
 
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -98,14 +97,15 @@ impl Response {
             .map(|(_, v)| v.as_str())
     }
 
-    pub fn from_json<T: Serialize>(
-        route: &Route,
-        status: u16,
-        result: Result<T, ApiError>,
-    ) -> Self {
+    pub fn from_json<T: ToJson>(route: &Route, status: u16, result: Result<T, ApiError>) -> Self {
+        Response::from_answer(route, status, result.as_ref().map(|v| v as &dyn ToJson))
+    }
+
+    /// `from_json` without its type: one copy for every route.
+    fn from_answer(route: &Route, status: u16, result: Result<&dyn ToJson, &ApiError>) -> Self {
         match result {
-            Ok(v) => Response::json(status, &v),
-            Err(e) => Response::declared_error(route, e),
+            Ok(v) => Response::new(status, JSON, v.to_json()),
+            Err(e) => Response::declared_error(route, ApiError(e.0)),
         }
     }
 
@@ -167,139 +167,133 @@ impl Id {
     }
 }
 
+/// The parsed JSON object of a request body.
+pub type Fields = serde_json::Map<String, Value>;
+
+/// A request body type, read from its JSON object. Derived
+/// (`needhave_macros::FromBody`): each field is read by its name through
+/// [`BodyField`], and a field that does not fit makes the whole body `None`.
+pub trait FromBody: Sized {
+    fn from_body(fields: &Fields) -> Option<Self>;
+}
+
+/// One field of a request body, from its member (`None`: absent). Unknown
+/// members are never asked for, so they are ignored.
+pub trait BodyField: Sized {
+    fn read(member: Option<&Value>) -> Option<Self>;
+}
+
+/// Required: a string, present.
+impl BodyField for String {
+    fn read(member: Option<&Value>) -> Option<Self> {
+        member?.as_str().map(str::to_string)
+    }
+}
+
+/// Optional: absent or null is `None`; any other type does not fit.
+impl BodyField for Option<String> {
+    fn read(member: Option<&Value>) -> Option<Self> {
+        match member {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::String(s)) => Some(Some(s.clone())),
+            Some(_) => None,
+        }
+    }
+}
+
 /// The request body as `T`: a JSON object, or `bad_request`. Unknown fields
 /// are ignored; missing or mistyped required fields are `bad_request`.
-pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
-    // Parsed as a `Value` first, then read as `T`: see `from_value`.
+///
+/// Parsed as a `Value` and read field by field ([`FromBody`]) rather than
+/// through serde's typed readers (`from_slice::<T>`, `from_value`): their
+/// errors carry messages (`invalid type: floating point `1.5`, expected a
+/// string`), and building those links core's float printing, about 14 KB of
+/// the Worker's .wasm; and a derived `Deserialize` is a copy of serde's
+/// visitor machinery per body type. The list never shows such a message: a
+/// body that does not fit is `bad_request`.
+pub fn json_body<T: FromBody>(req: &Request) -> Result<T, ApiError> {
+    T::from_body(&body_object(req)?).ok_or(ApiError(Code::BadRequest))
+}
+
+/// The body as a JSON object: the part of `json_body` that does not depend
+/// on `T`, once in the Worker.
+fn body_object(req: &Request) -> Result<Fields, ApiError> {
     match serde_json::from_slice(&req.body) {
-        // serde would also read a JSON array as a struct; the contract wants
-        // an object.
-        Ok(v @ Value::Object(_)) => from_value(&v).ok_or(ApiError(Code::BadRequest)),
+        Ok(Value::Object(fields)) => Ok(fields),
         _ => Err(ApiError(Code::BadRequest)),
     }
 }
 
-/// Reads `T` out of a parsed JSON value (a request body, a store row), or
-/// `None` when it does not fit.
-///
-/// Not `serde_json::from_value`, nor `from_slice::<T>`: their errors carry
-/// messages, and building those links core's float printing
-/// (`invalid type: floating point `1.5`, expected a string`), about 14 KB of
-/// the Worker's .wasm. The list never shows such a message (a body that does
-/// not fit is `bad_request`), so this reader's error has none. It reads what
-/// serde_json's own reader does for the list's types: strings, numbers,
-/// booleans, options (null is `None`), unit enum variants from strings,
-/// arrays and objects.
-pub fn from_value<T: DeserializeOwned>(v: &Value) -> Option<T> {
-    T::deserialize(de::ValueReader(v)).ok()
+/// An answer written as JSON, byte for byte as `serde_json::to_vec` writes
+/// the same value (no whitespace, members in declaration order, the same
+/// string escapes). Derived for answer structs (`needhave_macros::ToJson`):
+/// one line per field over these few impls, instead of a serde `Serialize`
+/// per answer type through serde_json's serializer.
+pub trait ToJson {
+    fn write_json(&self, out: &mut Vec<u8>);
+
+    fn to_json(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write_json(&mut out);
+        out
+    }
 }
 
-mod de {
-    use std::fmt;
+impl ToJson for str {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        write_str(out, self)
+    }
+}
 
-    use serde::de::value::{MapDeserializer, SeqDeserializer};
-    use serde::de::{self, Expected, IntoDeserializer, Unexpected, Visitor};
-    use serde::forward_to_deserialize_any;
-    use serde_json::Value;
+impl ToJson for String {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        write_str(out, self)
+    }
+}
 
-    /// A value that does not fit. Deliberately without a message: see
-    /// [`super::from_value`]. Every method of `de::Error` that would format
-    /// one is overridden.
-    #[derive(Debug)]
-    pub struct Mismatch;
+impl ToJson for bool {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(if *self { b"true" } else { b"false" })
+    }
+}
 
-    impl fmt::Display for Mismatch {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("JSON value of another shape")
+/// `None` is `null`, as serde writes it (a field that leaves it out says
+/// `skip_serializing_if`, which the derive honours).
+impl<T: ToJson> ToJson for Option<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.write_json(out),
+            None => out.extend_from_slice(b"null"),
         }
     }
+}
 
-    impl std::error::Error for Mismatch {}
-
-    impl de::Error for Mismatch {
-        fn custom<T: fmt::Display>(_: T) -> Self {
-            Mismatch
-        }
-        fn invalid_type(_: Unexpected<'_>, _: &dyn Expected) -> Self {
-            Mismatch
-        }
-        fn invalid_value(_: Unexpected<'_>, _: &dyn Expected) -> Self {
-            Mismatch
-        }
-        fn invalid_length(_: usize, _: &dyn Expected) -> Self {
-            Mismatch
-        }
-        fn unknown_variant(_: &str, _: &'static [&'static str]) -> Self {
-            Mismatch
-        }
-        fn unknown_field(_: &str, _: &'static [&'static str]) -> Self {
-            Mismatch
-        }
-        fn missing_field(_: &'static str) -> Self {
-            Mismatch
-        }
-        fn duplicate_field(_: &'static str) -> Self {
-            Mismatch
-        }
-    }
-
-    pub struct ValueReader<'a>(pub &'a Value);
-
-    impl<'de> IntoDeserializer<'de, Mismatch> for ValueReader<'_> {
-        type Deserializer = Self;
-        fn into_deserializer(self) -> Self {
-            self
-        }
-    }
-
-    impl<'de> de::Deserializer<'de> for ValueReader<'_> {
-        type Error = Mismatch;
-
-        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Mismatch> {
-            match self.0 {
-                Value::Null => visitor.visit_unit(),
-                Value::Bool(b) => visitor.visit_bool(*b),
-                Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                    (Some(u), _, _) => visitor.visit_u64(u),
-                    (_, Some(i), _) => visitor.visit_i64(i),
-                    (_, _, Some(f)) => visitor.visit_f64(f),
-                    _ => Err(Mismatch),
-                },
-                Value::String(s) => visitor.visit_str(s),
-                Value::Array(items) => {
-                    visitor.visit_seq(SeqDeserializer::new(items.iter().map(ValueReader)))
-                }
-                Value::Object(members) => visitor.visit_map(MapDeserializer::new(
-                    members.iter().map(|(k, v)| (k.as_str(), ValueReader(v))),
-                )),
+impl<T: ToJson> ToJson for [T] {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, item) in self.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
+            item.write_json(out);
         }
-
-        fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Mismatch> {
-            match self.0 {
-                Value::Null => visitor.visit_none(),
-                _ => visitor.visit_some(self),
-            }
-        }
-
-        fn deserialize_enum<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            _variants: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, Mismatch> {
-            match self.0 {
-                Value::String(s) => visitor.visit_enum(s.as_str().into_deserializer()),
-                _ => Err(Mismatch),
-            }
-        }
-
-        forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-            bytes byte_buf unit unit_struct newtype_struct seq tuple
-            tuple_struct map struct identifier ignored_any
-        }
+        out.push(b']');
     }
+}
+
+impl<T: ToJson> ToJson for Vec<T> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.as_slice().write_json(out)
+    }
+}
+
+/// A JSON string, escaped by serde_json itself (the same code that writes
+/// every other string the list answers with, so the escapes cannot drift):
+/// `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`,
+/// everything else (U+2028 included) as its UTF-8.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    // Writing to a Vec cannot fail, and a str always serializes.
+    let _ = serde_json::to_writer(&mut *out, s);
 }
 
 #[cfg(test)]
@@ -315,49 +309,112 @@ mod tests {
         assert!(Id::parse("").is_none());
     }
 
-    #[test]
-    fn bodies() {
-        #[derive(serde::Deserialize, Debug)]
-        struct B {
-            #[allow(dead_code)]
-            a: String,
-        }
-        let mut r = Request::new("POST", "/x");
-        for bad in [
-            &b"[\"x\"]"[..],
-            b"",
-            b"null",
-            b"{",
-            b"{\"a\":1}",
-            b"{\"a\":1.5}",
-            b"{\"a\":null}",
-            b"{\"a\":[\"x\"]}",
-            b"{}",
-        ] {
-            r.body = bad.to_vec();
-            assert_eq!(json_body::<B>(&r).unwrap_err(), ApiError(Code::BadRequest));
-        }
-        r.body = b" {\"a\":\"x\",\"extra\":true}".to_vec();
-        assert!(json_body::<B>(&r).is_ok());
+    #[derive(needhave_macros::FromBody, Debug, PartialEq)]
+    struct B {
+        a: String,
+        o: Option<String>,
     }
 
     #[test]
-    fn values() {
-        use crate::handlers::posts::{Kind, PostView};
-        #[derive(serde::Deserialize, Debug, PartialEq)]
-        struct O {
-            s: Option<String>,
-            n: i64,
-            f: f64,
-            b: bool,
-            v: Vec<u8>,
+    fn bodies() {
+        let mut r = Request::new("POST", "/x");
+        for bad in [
+            &b"[\"x\"]"[..],
+            b"[]",
+            b"\"a\"",
+            b"1",
+            b"",
+            b"null",
+            b"{",
+            b"{\"a\":\"x\"} x",
+            b"{\"a\":1}",
+            b"{\"a\":1.5}",
+            b"{\"a\":true}",
+            b"{\"a\":null}",
+            b"{\"a\":[\"x\"]}",
+            b"{\"a\":{}}",
+            b"{}",
+            b"{\"o\":\"x\"}",
+            b"{\"a\":\"x\",\"o\":1}",
+            b"{\"a\":\"x\",\"o\":false}",
+            b"{\"a\":\"x\",\"o\":[]}",
+        ] {
+            r.body = bad.to_vec();
+            assert_eq!(
+                json_body::<B>(&r).unwrap_err(),
+                ApiError(Code::BadRequest),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
-        let v = serde_json::json!({"s": null, "n": -3, "f": 0.5, "b": true, "v": [1, 2]});
-        let o = from_value::<O>(&v).unwrap();
-        assert_eq!((o.s, o.n, o.f, o.b, o.v), (None, -3, 0.5, true, vec![1, 2]));
-        let row = serde_json::json!({"id": "a", "kind": "have", "note": "n", "top": 7});
-        assert_eq!(from_value::<PostView>(&row).unwrap().kind, Kind::Have);
-        let row = serde_json::json!({"id": "a", "kind": "offer", "note": "n"});
-        assert!(from_value::<PostView>(&row).is_none());
+        let read = |body: &[u8]| {
+            let mut r = Request::new("POST", "/x");
+            r.body = body.to_vec();
+            json_body::<B>(&r).unwrap()
+        };
+        let b = |a: &str, o: Option<&str>| B {
+            a: a.to_string(),
+            o: o.map(str::to_string),
+        };
+        // Unknown members ignored, absent or null optional is None, the last
+        // of duplicate members counts (as serde_json's `Value` keeps it).
+        assert_eq!(read(b" {\"a\":\"x\",\"extra\":true}"), b("x", None));
+        assert_eq!(read(b"{\"a\":\"x\",\"o\":null}"), b("x", None));
+        assert_eq!(
+            read(b"{\"o\":\"\",\"a\":\"\\u00e9\"}"),
+            b("\u{e9}", Some(""))
+        );
+        assert_eq!(read(b"{\"a\":\"x\",\"a\":\"y\"}"), b("y", None));
+    }
+
+    /// Strings that need care: serde_json's escapes, byte for byte.
+    #[test]
+    fn strings_as_serde_json_writes_them() {
+        let tricky = [
+            "",
+            "plain",
+            "\"quoted\"",
+            "back\\slash\\",
+            "tab\tnew\nline\rcr",
+            "\u{0}\u{1}\u{7}\u{8}\u{b}\u{c}\u{1b}\u{1f}",
+            "\u{7f}\u{80}\u{9f}",
+            "line\u{2028}para\u{2029}",
+            "caf\u{e9} \u{65e5}\u{672c} \u{1f6b2} \u{feff}\u{200b}",
+            "</script><!--",
+            "/slash",
+        ];
+        for s in tricky {
+            assert_eq!(s.to_json(), serde_json::to_vec(s).unwrap(), "{s:?}");
+            let owned = s.to_string();
+            assert_eq!(owned.to_json(), serde_json::to_vec(&owned).unwrap());
+            let v = vec![Some(owned.clone()), None];
+            assert_eq!(v.to_json(), serde_json::to_vec(&v).unwrap());
+        }
+        assert_eq!(true.to_json(), b"true");
+        assert_eq!(false.to_json(), b"false");
+        assert_eq!(Vec::<String>::new().to_json(), b"[]");
+    }
+
+    #[derive(needhave_macros::ToJson, serde::Serialize)]
+    struct Skips {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        a: Option<String>,
+        b: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        c: Option<String>,
+        d: Option<String>,
+    }
+
+    #[test]
+    fn skipped_members() {
+        let s = |v: &str| Some(v.to_string());
+        for (a, c, d) in [
+            (None, None, None),
+            (s("x"), None, s("\"")),
+            (None, s("y"), None),
+        ] {
+            let v = Skips { a, b: true, c, d };
+            assert_eq!(v.to_json(), serde_json::to_vec(&v).unwrap());
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! First messages on a post: write one (hidden), the author's waiting list,
 //! and the author's acceptance, which opens a thread.
 
-use serde::{Deserialize, Serialize};
+use needhave_macros::{FromBody, ToJson};
 
 use super::flag;
 use crate::error::{ApiError, Code};
@@ -11,7 +11,7 @@ use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
 use crate::Ctx;
 
-#[derive(Deserialize)]
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FirstReply {
     /// The first message: 1 to 500 characters after trimming. Hidden until
@@ -19,8 +19,11 @@ pub struct FirstReply {
     pub text: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct FirstCreated {
     pub id: String,
     pub post_id: String,
@@ -31,35 +34,44 @@ pub struct FirstCreated {
     pub secret: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct NoMessages {
     /// Always empty: first messages stay hidden from the public.
     pub messages: Vec<MessageView>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PostSecret {
     /// The post secret from the create answer.
     pub secret: String,
 }
 
-#[derive(Serialize, Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct MessageView {
     pub id: String,
     pub text: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct Waiting {
     /// The first messages not yet accepted, oldest first.
     pub messages: Vec<MessageView>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Accept {
     /// The post secret from the create answer.
@@ -68,8 +80,11 @@ pub struct Accept {
     pub message_id: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct ThreadKey {
     /// The thread's key: whoever holds it reads and writes the thread.
     pub thread_key: String,

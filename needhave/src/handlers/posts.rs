@@ -2,19 +2,22 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use needhave_macros::{FromBody, ToJson};
 
 use super::flag;
 use crate::error::{ApiError, Code};
-use crate::http::{Id, Request, Response};
+use crate::http::{Id, Request, Response, ToJson};
 use crate::rules;
 use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
 use crate::Ctx;
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema),
+    serde(rename_all = "lowercase")
+)]
 pub enum Kind {
     Need,
     Have,
@@ -37,13 +40,19 @@ impl Kind {
     }
 }
 
-#[derive(Deserialize)]
+impl ToJson for Kind {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        self.as_str().write_json(out)
+    }
+}
+
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CreatePost {
     /// `need` or `have`.
     // A string rather than `Kind`, so that a missing or unknown kind is
     // `bad_kind` while a kind of the wrong JSON type stays `bad_request`.
-    // (serde reads a missing `Option` field as `None`.)
+    // (An absent or null `Option` field reads as `None`.)
     #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Kind", required))]
     pub kind: Option<String>,
     /// The public note: 1 to 500 characters after trimming, unique on the
@@ -51,8 +60,11 @@ pub struct CreatePost {
     pub note: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct PostCreated {
     pub id: String,
     pub kind: Kind,
@@ -61,8 +73,11 @@ pub struct PostCreated {
     pub secret: String,
 }
 
-#[derive(Serialize, Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct PostView {
     pub id: String,
     pub kind: Kind,
@@ -71,8 +86,10 @@ pub struct PostView {
 
 // The answer of `GET /posts`, for the OpenAPI document: `list` writes it
 // from the kept serialized list, not through this type.
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct PostList {
     /// The 100 newest posts, newest first.
     pub posts: Vec<PostView>,
@@ -207,7 +224,7 @@ async fn kept_list(ctx: &Ctx) -> Result<Arc<str>, ApiError> {
     }
     let top = rows.first().and_then(|r| r.int("top"));
     let views: Vec<PostView> = rows.iter().filter_map(view).collect();
-    let posts: Arc<str> = serde_json::to_string(&views)
+    let posts: Arc<str> = String::from_utf8(views.to_json())
         .map_err(|_| ApiError(Code::Internal))?
         .into();
     if let (Some(m), Some(top)) = (memo, top) {

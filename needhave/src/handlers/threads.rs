@@ -1,7 +1,7 @@
 //! Threads: the respondent's callback, reading a thread by its key, and
 //! writing the next message in it. The key travels only in JSON bodies.
 
-use serde::{Deserialize, Serialize};
+use needhave_macros::{FromBody, ToJson};
 
 use super::flag;
 use crate::error::{ApiError, Code};
@@ -12,15 +12,18 @@ use crate::secrets::{new_id, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
 use crate::Ctx;
 
-#[derive(Deserialize)]
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ReplySecret {
     /// The reply secret from the first-reply answer.
     pub secret: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct Callback {
     /// Whether the post's author accepted this first message.
     pub accepted: bool,
@@ -29,22 +32,25 @@ pub struct Callback {
     pub thread_key: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ThreadKeyBody {
     /// The thread key.
     pub thread_key: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct Thread {
     pub post_id: String,
     /// The first message, then the 100 most recent later ones, oldest first.
     pub messages: Vec<MessageView>,
 }
 
-#[derive(Deserialize)]
+#[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ThreadMessage {
     /// The thread key.
@@ -53,8 +59,11 @@ pub struct ThreadMessage {
     pub text: String,
 }
 
-#[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
+#[derive(ToJson)]
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    derive(serde::Serialize, schemars::JsonSchema)
+)]
 pub struct LaterCreated {
     pub id: String,
     pub post_id: String,

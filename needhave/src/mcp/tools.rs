@@ -36,7 +36,7 @@ fn schemas() -> &'static Map<String, Value> {
     // From bytes, like every other JSON the list reads: `from_str` would
     // link a second copy of serde_json's parser into the Worker. As a
     // `Value`, since a typed read links serde_json's error messages (see
-    // `crate::http::from_value`).
+    // `crate::http::json_body`).
     PARSED.get_or_init(|| match serde_json::from_slice(SCHEMAS.as_bytes()) {
         Ok(Value::Object(schemas)) => schemas,
         _ => Map::new(),

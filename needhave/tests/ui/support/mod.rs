@@ -8,23 +8,23 @@ use needhave::error::ApiError;
 use needhave::http::{Html, Id, Request, Response};
 use needhave::Ctx;
 
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(needhave_macros::ToJson, schemars::JsonSchema)]
 pub struct Post {
     pub id: String,
     pub note: String,
 }
 
-#[derive(serde::Serialize, schemars::JsonSchema)]
+#[derive(needhave_macros::ToJson, schemars::JsonSchema)]
 pub struct PostList {
     pub posts: Vec<Post>,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(needhave_macros::FromBody, schemars::JsonSchema)]
 pub struct NewPost {
     pub note: String,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(needhave_macros::FromBody, schemars::JsonSchema)]
 pub struct Secret {
     pub secret: String,
 }
