@@ -125,20 +125,47 @@ fn req(id: Value, method: &str, params: Value) -> Value {
 }
 
 fn call(id: u64, tool: &str, args: Value) -> Value {
-    req(json!(id), "tools/call", json!({"name": tool, "arguments": args}))
+    req(
+        json!(id),
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
 }
 
 fn cases() -> Vec<Case> {
     let mut c = vec![
         // The handshake: echoed, defaulted, refused versions.
-        http(None, req(json!(1), "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}}))),
+        http(
+            None,
+            req(
+                json!(1),
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {}}),
+            ),
+        ),
         http(None, req(json!("a"), "initialize", json!({}))),
-        http(None, req(json!(2), "initialize", json!({"protocolVersion": "1999-01-01"}))),
-        http(None, req(json!(3), "initialize", json!({"protocolVersion": NEW}))),
-        http(None, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+        http(
+            None,
+            req(
+                json!(2),
+                "initialize",
+                json!({"protocolVersion": "1999-01-01"}),
+            ),
+        ),
+        http(
+            None,
+            req(json!(3), "initialize", json!({"protocolVersion": NEW})),
+        ),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ),
         http(Some("2025-03-26"), req(json!(4), "ping", json!(null))),
         http(None, json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})),
-        http(None, json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"})),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
+        ),
         http(Some("2025-11-25"), req(json!(7), "prompts/list", json!({}))),
         http(None, req(json!(8), "resources/list", json!({}))),
         http(None, req(json!(9), "no/such", json!({}))),
@@ -152,55 +179,144 @@ fn cases() -> Vec<Case> {
         http(None, call(24, "read_post", json!({"id": ""}))),
         http(None, call(25, "read_post", json!({"id": "missing"}))),
         http(None, call(26, "read_post", json!({"id": "unreachable"}))),
-        http(None, call(27, "write_first_reply", json!({"post_id": "p1", "text": "hello"}))),
-        http(None, call(28, "accept_reply", json!({"post_id": "p1", "secret": "s1"}))),
-        http(None, call(29, "accept_reply", json!({"post_id": "p1", "secret": "s1", "message_id": "m1"}))),
-        http(None, call(30, "accept_reply", json!({"post_id": "p1", "secret": "s1", "message_id": null}))),
+        http(
+            None,
+            call(
+                27,
+                "write_first_reply",
+                json!({"post_id": "p1", "text": "hello"}),
+            ),
+        ),
+        http(
+            None,
+            call(28, "accept_reply", json!({"post_id": "p1", "secret": "s1"})),
+        ),
+        http(
+            None,
+            call(
+                29,
+                "accept_reply",
+                json!({"post_id": "p1", "secret": "s1", "message_id": "m1"}),
+            ),
+        ),
+        http(
+            None,
+            call(
+                30,
+                "accept_reply",
+                json!({"post_id": "p1", "secret": "s1", "message_id": null}),
+            ),
+        ),
         http(None, call(31, "read_thread", json!({"thread_key": "k1"}))),
-        http(None, call(32, "read_thread", json!({"message_id": "m1", "secret": "r1"}))),
-        http(None, call(33, "read_thread", json!({"message_id": "pending", "secret": "r1"}))),
+        http(
+            None,
+            call(
+                32,
+                "read_thread",
+                json!({"message_id": "m1", "secret": "r1"}),
+            ),
+        ),
+        http(
+            None,
+            call(
+                33,
+                "read_thread",
+                json!({"message_id": "pending", "secret": "r1"}),
+            ),
+        ),
         http(None, call(34, "read_thread", json!({}))),
         http(None, call(35, "read_thread", json!({"message_id": "m1"}))),
         http(None, call(36, "read_thread", json!({"secret": "r1"}))),
-        http(None, call(37, "write_thread_message", json!({"thread_key": "k1", "text": "x"}))),
+        http(
+            None,
+            call(
+                37,
+                "write_thread_message",
+                json!({"thread_key": "k1", "text": "x"}),
+            ),
+        ),
         // Arguments a tool does not take, and malformed calls.
         http(None, call(40, "create_need", json!({}))),
         http(None, call(41, "create_need", json!({"note": 5}))),
-        http(None, call(42, "create_need", json!({"note": "n", "extra": 1}))),
+        http(
+            None,
+            call(42, "create_need", json!({"note": "n", "extra": 1})),
+        ),
         http(None, call(43, "create_need", json!({"note": null}))),
         http(None, call(44, "no_such_tool", json!({}))),
         http(None, req(json!(45), "tools/call", json!({"arguments": {}}))),
-        http(None, req(json!(46), "tools/call", json!({"name": "list_posts", "arguments": [1]}))),
-        http(None, req(json!(47), "tools/call", json!({"name": "list_posts", "arguments": null}))),
-        http(None, req(json!(48), "tools/call", json!({"name": "list_posts"}))),
+        http(
+            None,
+            req(
+                json!(46),
+                "tools/call",
+                json!({"name": "list_posts", "arguments": [1]}),
+            ),
+        ),
+        http(
+            None,
+            req(
+                json!(47),
+                "tools/call",
+                json!({"name": "list_posts", "arguments": null}),
+            ),
+        ),
+        http(
+            None,
+            req(json!(48), "tools/call", json!({"name": "list_posts"})),
+        ),
         http(None, req(json!(49), "tools/call", json!([1]))),
-        http(None, json!({"jsonrpc": "2.0", "method": "tools/call", "params": [1]})),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "method": "tools/call", "params": [1]}),
+        ),
         // Not requests.
         raw("{not json"),
         raw(""),
         http(None, json!(17)),
-        http(None, json!({"jsonrpc": "2.0", "id": null, "method": "ping"})),
-        http(None, json!({"jsonrpc": "2.0", "id": true, "method": "ping"})),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+        ),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "id": true, "method": "ping"}),
+        ),
         http(None, json!({"jsonrpc": "1.0", "id": 50, "method": "ping"})),
         http(None, json!({"id": 51, "method": "ping"})),
         http(None, json!({"jsonrpc": "2.0", "id": 52, "method": 7})),
         http(None, json!({"jsonrpc": "2.0", "id": 53, "result": {}})),
-        http(None, json!({"jsonrpc": "2.0", "id": 54, "error": {"code": 1, "message": "m"}})),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "id": 54, "error": {"code": 1, "message": "m"}}),
+        ),
         http(None, json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"})),
         // Batches.
         http(None, json!([])),
-        http(None, Value::Array((0..21).map(|i| req(json!(i), "ping", json!({}))).collect())),
-        http(None, json!([
-            req(json!(60), "ping", json!({})),
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            call(61, "create_need", json!({"note": "b"})),
-            17,
-            {"jsonrpc": "2.0", "id": 62, "method": "nope"},
-            req(json!(63), "server/discover", json!({})),
-            req(json!(64), "tools/list", json!({"_meta": meta()})),
-        ])),
-        http(None, json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}])),
-        http(Some("1999-01-01"), json!([req(json!(65), "ping", json!({}))])),
+        http(
+            None,
+            Value::Array((0..21).map(|i| req(json!(i), "ping", json!({}))).collect()),
+        ),
+        http(
+            None,
+            json!([
+                req(json!(60), "ping", json!({})),
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                call(61, "create_need", json!({"note": "b"})),
+                17,
+                {"jsonrpc": "2.0", "id": 62, "method": "nope"},
+                req(json!(63), "server/discover", json!({})),
+                req(json!(64), "tools/list", json!({"_meta": meta()})),
+            ]),
+        ),
+        http(
+            None,
+            json!([{"jsonrpc": "2.0", "method": "notifications/initialized"}]),
+        ),
+        http(
+            Some("1999-01-01"),
+            json!([req(json!(65), "ping", json!({}))]),
+        ),
         http(Some(NEW), json!([req(json!(66), "ping", json!({}))])),
         // 2026-07-28.
         modern(json!(70), "server/discover", json!({}), None),
@@ -208,18 +324,68 @@ fn cases() -> Vec<Case> {
         modern(json!(72), "prompts/list", json!({}), None),
         modern(json!(73), "resources/list", json!({}), None),
         modern(json!(74), "resources/templates/list", json!({}), None),
-        modern(json!(75), "tools/call", json!({"name": "create_need", "arguments": {"note": "n"}}), Some("create_need")),
-        modern(json!(76), "tools/call", json!({"name": "read_post", "arguments": {"id": "missing"}}), Some("=?base64?cmVhZF9wb3N0?=")),
-        modern(json!(77), "tools/call", json!({"name": "read_post", "arguments": {"id": "x"}}), Some("=?base64?!!?=")),
-        modern(json!(78), "tools/call", json!({"name": "read_post", "arguments": {"id": "x"}}), Some("list_posts")),
-        modern(json!(79), "tools/call", json!({"name": "read_post", "arguments": {"id": "x"}}), None),
+        modern(
+            json!(75),
+            "tools/call",
+            json!({"name": "create_need", "arguments": {"note": "n"}}),
+            Some("create_need"),
+        ),
+        modern(
+            json!(76),
+            "tools/call",
+            json!({"name": "read_post", "arguments": {"id": "missing"}}),
+            Some("=?base64?cmVhZF9wb3N0?="),
+        ),
+        modern(
+            json!(77),
+            "tools/call",
+            json!({"name": "read_post", "arguments": {"id": "x"}}),
+            Some("=?base64?!!?="),
+        ),
+        modern(
+            json!(78),
+            "tools/call",
+            json!({"name": "read_post", "arguments": {"id": "x"}}),
+            Some("list_posts"),
+        ),
+        modern(
+            json!(79),
+            "tools/call",
+            json!({"name": "read_post", "arguments": {"id": "x"}}),
+            None,
+        ),
         modern(json!(80), "ping", json!({}), None),
-        modern(json!(81), "initialize", json!({"protocolVersion": "2025-06-18"}), None),
+        modern(
+            json!(81),
+            "initialize",
+            json!({"protocolVersion": "2025-06-18"}),
+            None,
+        ),
         modern(json!(82), "no/such", json!({}), None),
-        modern(json!(83), "tools/call", json!({"name": "nope"}), Some("nope")),
-        modern(json!(84), "tools/call", json!({"name": "create_need", "arguments": {}}), Some("create_need")),
-        modern(json!(85), "tools/call", json!({"name": "read_post", "arguments": {"id": "unreachable"}}), Some("read_post")),
-        modern(json!(86), "tools/call", json!({"name": "create_need", "arguments": {"note": "rate"}}), Some("create_need")),
+        modern(
+            json!(83),
+            "tools/call",
+            json!({"name": "nope"}),
+            Some("nope"),
+        ),
+        modern(
+            json!(84),
+            "tools/call",
+            json!({"name": "create_need", "arguments": {}}),
+            Some("create_need"),
+        ),
+        modern(
+            json!(85),
+            "tools/call",
+            json!({"name": "read_post", "arguments": {"id": "unreachable"}}),
+            Some("read_post"),
+        ),
+        modern(
+            json!(86),
+            "tools/call",
+            json!({"name": "create_need", "arguments": {"note": "rate"}}),
+            Some("create_need"),
+        ),
         Case {
             http: Some([Some(NEW), Some("tools/list"), None]),
             body: req(json!(87), "server/discover", json!({"_meta": meta()})).to_string(),
@@ -238,22 +404,65 @@ fn cases() -> Vec<Case> {
         },
         http(None, req(json!(91), "server/discover", json!({}))),
         http(Some(NEW), req(json!(92), "tools/list", json!({}))),
-        http(None, req(json!(93), "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": 5}}))),
-        http(None, req(json!(94), "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2030-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}))),
-        http(None, req(json!(95), "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": NEW, "io.modelcontextprotocol/clientCapabilities": 1}}))),
-        http(None, req(json!(96), "tools/list", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}))),
-        http(None, json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": meta()}})),
+        http(
+            None,
+            req(
+                json!(93),
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": 5}}),
+            ),
+        ),
+        http(
+            None,
+            req(
+                json!(94),
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2030-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}),
+            ),
+        ),
+        http(
+            None,
+            req(
+                json!(95),
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": NEW, "io.modelcontextprotocol/clientCapabilities": 1}}),
+            ),
+        ),
+        http(
+            None,
+            req(
+                json!(96),
+                "tools/list",
+                json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}),
+            ),
+        ),
+        http(
+            None,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": meta()}}),
+        ),
         // Stdio: no headers.
-        stdio(req(json!(100), "initialize", json!({"protocolVersion": "2024-11-05"}))),
+        stdio(req(
+            json!(100),
+            "initialize",
+            json!({"protocolVersion": "2024-11-05"}),
+        )),
         stdio(req(json!(101), "server/discover", json!({"_meta": meta()}))),
-        stdio(req(json!(102), "tools/call", json!({"name": "read_post", "arguments": {"id": "p1"}, "_meta": meta()}))),
+        stdio(req(
+            json!(102),
+            "tools/call",
+            json!({"name": "read_post", "arguments": {"id": "p1"}, "_meta": meta()}),
+        )),
         stdio(json!([req(json!(103), "tools/list", json!({}))])),
         stdio(req(json!(104), "server/discover", json!({}))),
     ];
     // A batch whose answers pass the limit: the rest are not run.
     c.push(http(
         None,
-        Value::Array((0..8).map(|i| call(110 + i, "list_posts", json!({}))).collect()),
+        Value::Array(
+            (0..8)
+                .map(|i| call(110 + i, "list_posts", json!({})))
+                .collect(),
+        ),
     ));
     c
 }
@@ -269,7 +478,9 @@ fn transcript() -> String {
         let fake = Fake::default();
         let transport = match case.http {
             Some([protocol_version, method, name]) => {
-                out.push_str(&format!("> http {protocol_version:?} {method:?} {name:?}\n"));
+                out.push_str(&format!(
+                    "> http {protocol_version:?} {method:?} {name:?}\n"
+                ));
                 Transport::Http(Headers {
                     protocol_version,
                     method,
@@ -339,3 +550,21 @@ fn answers_are_byte_for_byte_the_transcript() {
     }
 }
 
+/// The static parts of the answers (`mcp.min.json`) are what the table
+/// and the crate's constants generate.
+#[test]
+fn static_document_is_current() {
+    let text =
+        serde_json::to_string(&needhave::mcp::documents::generate(&needhave::routes::API)).unwrap();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp.min.json");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    assert!(
+        std::fs::read_to_string(&path).unwrap_or_default() == text,
+        "needhave/mcp.min.json is not what the table generates. If the change is \
+         intended: UPDATE_GOLDEN=1 cargo test -p needhave --test mcp_bytes"
+    );
+    assert_eq!(needhave::mcp::documents::DOCUMENT, text);
+}

@@ -10,12 +10,13 @@
 //! Streamable HTTP with JSON responses, and the HTTP-only checks (Origin,
 //! Host).
 
+pub mod documents;
 pub mod era;
 pub mod server;
 pub mod tools;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::http::{Request, Response};
 use crate::platform::BoxFuture;
@@ -48,20 +49,13 @@ pub const DESCRIPTION: &str = "A public list of needs and haves for AI agents: p
 
 /// The `icons` of the server and of every tool.
 pub fn icons() -> Value {
-    json!([{"src": ICON, "mimeType": "image/svg+xml", "sizes": ["any"]}])
+    documents::get("serverInfo")["icons"].clone()
 }
 
 /// Who this server is: `serverInfo` in `initialize`, and
 /// `io.modelcontextprotocol/serverInfo` in every 2026-07-28 result.
 pub fn server_info() -> Value {
-    json!({
-        "name": "needhave",
-        "title": "Needhave",
-        "version": env!("CARGO_PKG_VERSION"),
-        "description": DESCRIPTION,
-        "websiteUrl": WEBSITE,
-        "icons": icons(),
-    })
+    documents::get("serverInfo").clone()
 }
 
 /// A JSON-RPC 2.0 request or notification (or an array of them: a batch).

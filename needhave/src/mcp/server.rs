@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
-use super::{server_info, LEGACY_VERSIONS, PROTOCOL_VERSIONS};
+use super::{documents, LEGACY_VERSIONS};
 use crate::table::Api;
 
 /// More elements than this in one batch are refused as a whole.
@@ -224,17 +224,7 @@ async fn run<E: Exec + ?Sized>(
     match method {
         "initialize" => Ok(initialize(params)),
         "ping" => Ok(json!({})),
-        "server/discover" => Ok(json!({
-            "supportedVersions": PROTOCOL_VERSIONS,
-            // Prompts and resources: declared because their lists answer
-            // (empty), as the capabilities must match what is handled.
-            "capabilities": {
-                "tools": {"listChanged": false},
-                "prompts": {"listChanged": false},
-                "resources": {"listChanged": false, "subscribe": false},
-            },
-            "instructions": INSTRUCTIONS,
-        })),
+        "server/discover" => Ok(documents::get("discover").clone()),
         "tools/list" => Ok(tools::list(api)),
         // The list offers tools only.
         "prompts/list" => Ok(json!({"prompts": []})),
@@ -254,12 +244,9 @@ fn initialize(params: &Map<String, Value>) -> Value {
         Some(v) if LEGACY_VERSIONS.contains(&v) => v,
         _ => LEGACY_VERSIONS[0],
     };
-    json!({
-        "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": false}},
-        "serverInfo": server_info(),
-        "instructions": INSTRUCTIONS,
-    })
+    let mut result = documents::get("initialize").clone();
+    result["protocolVersion"] = version.into();
+    result
 }
 
 async fn call<E: Exec + ?Sized>(

@@ -8,15 +8,14 @@
 //! `.min.json`) and read from there on every target, like the OpenAPI
 //! document: the Worker links no schema library.
 
-use std::sync::OnceLock;
-
 use serde_json::{json, Map, Value};
 
 use crate::platform::{BoxFuture, MaybeSend};
 use crate::table::{Api, Source, Tool};
 
 /// The checked-in schemas: `{tool: {"inputSchema": …, "outputSchema": …}}`,
-/// without whitespace (`tool-schemas.json` is the same, for people).
+/// without whitespace (`tool-schemas.json` is the same, for people). What
+/// is served is `tools/list` in `mcp.min.json`, made from the same.
 pub const SCHEMAS: &str = include_str!("../../tool-schemas.min.json");
 
 /// How a plan's route calls are made: in process or over HTTP.
@@ -31,20 +30,11 @@ pub trait Exec: MaybeSend {
     ) -> BoxFuture<'a, Result<(u16, Value), String>>;
 }
 
-fn schemas() -> &'static Map<String, Value> {
-    static PARSED: OnceLock<Map<String, Value>> = OnceLock::new();
-    // From bytes, like every other JSON the list reads: `from_str` would
-    // link a second copy of serde_json's parser into the Worker. As a
-    // `Value`, since a typed read links serde_json's error messages (see
-    // `crate::http::json_body`).
-    PARSED.get_or_init(|| match serde_json::from_slice(SCHEMAS.as_bytes()) {
-        Ok(Value::Object(schemas)) => schemas,
-        _ => Map::new(),
-    })
-}
-
-fn schema_of(tool: &str, which: &str) -> Option<&'static Value> {
-    schemas().get(tool).and_then(|s| s.get(which))
+/// A tool's input schema, as `tools/list` gives it to clients.
+fn input_schema(tool: &str) -> Option<&'static Value> {
+    let tools = super::documents::get("tools")["tools"].as_array()?;
+    let entry = tools.iter().find(|t| t["name"] == tool)?;
+    entry.get("inputSchema")
 }
 
 /// Checks a call's arguments against the tool's input schema, the same
@@ -56,7 +46,7 @@ fn schema_of(tool: &str, which: &str) -> Option<&'static Value> {
 /// deserializer per tool: about 10 KB less code in the Worker. The error
 /// names what is wrong, for the model to mend its call.
 pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> {
-    let schema = schema_of(tool.name, "inputSchema");
+    let schema = input_schema(tool.name);
     let field = |key: &str| schema.and_then(|s| s.get(key));
     let properties = field("properties").and_then(Value::as_object);
     let required = field("required").and_then(Value::as_array);
@@ -100,18 +90,36 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
     Ok(())
 }
 
-/// The `tools/list` result, in table order.
+/// The `tools/list` result, in table order: the checked-in one (see
+/// `documents.rs`), which `generate_list` makes from the table, with each
+/// tool's description from the table, which holds them for the other
+/// documents too (in the file as well, they would ship twice).
 pub fn list(api: &Api) -> Value {
+    let mut list = super::documents::get("tools").clone();
+    let tools = list["tools"].as_array_mut().into_iter().flatten();
+    for entry in tools {
+        if let Some(tool) = entry["name"].as_str().and_then(|n| api.tool(n)) {
+            entry["description"] = tool.description.into();
+        }
+    }
+    list
+}
+
+/// The `tools/list` result as the table says, for `documents::generate`.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn generate_list(api: &Api, icons: &Value) -> Value {
+    let schemas = generate_schemas(api);
     let tools: Vec<Value> = api
         .tools
         .iter()
         .map(|t| {
+            let schema_of = |which: &str| schemas.get(t.name).and_then(|s| s.get(which));
             let mut tool = json!({
                 "name": t.name,
                 "title": t.title,
                 "description": t.description,
-                "icons": super::icons(),
-                "inputSchema": schema_of(t.name, "inputSchema")
+                "icons": icons,
+                "inputSchema": schema_of("inputSchema")
                     .cloned()
                     .unwrap_or(json!({"type": "object", "additionalProperties": false})),
                 "annotations": {
@@ -125,7 +133,7 @@ pub fn list(api: &Api) -> Value {
                     "openWorldHint": true,
                 },
             });
-            if let Some(output) = schema_of(t.name, "outputSchema") {
+            if let Some(output) = schema_of("outputSchema") {
                 tool["outputSchema"] = output.clone();
             }
             tool
