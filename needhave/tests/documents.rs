@@ -93,6 +93,50 @@ fn a_new_route_and_tool_reach_every_document() {
     assert!(!robots::sitemap_xml(&API, ORIGIN).contains("badges"));
 }
 
+/// What is served is the checked-in rendering with the origin filled in:
+/// the same bytes as rendering for that origin, whatever the Host header
+/// held (quotes, backslashes and XML's specials are escaped in place).
+#[test]
+fn served_documents_are_the_renderings_for_each_origin() {
+    use needhave::pages::catalog;
+    for origin in [
+        ORIGIN,
+        "http://127.0.0.1:8787",
+        "https://needhave.io",
+        r#"https://a"b\c<d>&e{{origin}}{{tools}}{{digest}}"#,
+    ] {
+        assert_eq!(
+            llms::served(origin),
+            llms::llms_txt(&API, origin),
+            "{origin}"
+        );
+        assert_eq!(robots::served_robots(origin), robots::robots_txt(origin));
+        assert_eq!(
+            robots::served_sitemap(origin),
+            robots::sitemap_xml(&API, origin)
+        );
+        assert_eq!(skills::served_skill(origin), skills::skill_md(&API, origin));
+        assert_eq!(
+            skills::served_index(origin),
+            skills::index_json(&API, origin)
+        );
+        let linkset = catalog::served(origin);
+        assert_eq!(
+            linkset,
+            serde_json::to_string(&catalog::linkset(origin)).unwrap()
+        );
+        let card = card::served(&API, origin);
+        assert_eq!(
+            card,
+            serde_json::to_string(&card::card(&API, origin)).unwrap()
+        );
+        // Each stays JSON.
+        for json in [&linkset, &card, &skills::served_index(origin)] {
+            serde_json::from_str::<serde_json::Value>(json).unwrap();
+        }
+    }
+}
+
 #[test]
 fn every_discovery_link_is_a_route_and_every_document_is_linked() {
     use needhave::pages::{is_discovery, Link, LINKS};

@@ -2,8 +2,10 @@
 //!
 //! `openapi.json` (for people; `openapi.min.json` is the same document
 //! without whitespace, as served) and `tool-schemas.json` (likewise, with
-//! `tool-schemas.min.json`), and the home page (`documents/index.html`,
-//! `documents/index.md`), are served from
+//! `tool-schemas.min.json`), the home page (`documents/index.html`,
+//! `documents/index.md`) and the discovery documents (the rest of
+//! `documents/`, with `{{origin}}` where the serving origin goes), are
+//! served from
 //! the checked-in files on every target (the Worker links no schema library). When the
 //! table or a type changes, these tests fail until the files are rewritten:
 //!
@@ -74,6 +76,56 @@ fn home_page_documents_are_current() {
         needhave::pages::home::INDEX_MD,
         needhave::pages::home::markdown(api)
     );
+}
+
+/// The discovery documents, rendered from the table for the origin mark;
+/// `tests/documents.rs` checks that filling them in gives the renderers'
+/// output for real origins.
+#[test]
+fn discovery_documents_are_current() {
+    use needhave::pages::{card, catalog, llms, robots, skills, ORIGIN};
+    let api = &needhave::routes::API;
+    let skill = skills::skill_md(api, ORIGIN);
+    let documents = [
+        (
+            "documents/llms.txt",
+            llms::LLMS_TXT,
+            llms::llms_txt(api, ORIGIN),
+        ),
+        (
+            "documents/robots.txt",
+            robots::ROBOTS_TXT,
+            robots::robots_txt(ORIGIN),
+        ),
+        (
+            "documents/sitemap.xml",
+            robots::SITEMAP_XML,
+            robots::sitemap_xml(api, ORIGIN),
+        ),
+        ("documents/SKILL.md", skills::SKILL_MD, skill),
+        (
+            "documents/agent-skills-index.json",
+            skills::INDEX_JSON,
+            skills::index_of(skills::DIGEST),
+        ),
+        (
+            "documents/api-catalog.json",
+            catalog::API_CATALOG,
+            serde_json::to_string(&catalog::linkset(ORIGIN)).unwrap(),
+        ),
+        (
+            "documents/server-card.json",
+            card::SERVER_CARD,
+            card::template(),
+        ),
+    ];
+    for (file, _, rendered) in &documents {
+        check_text(file, rendered.clone());
+    }
+    // What is served is what is checked in.
+    for (file, served, rendered) in documents {
+        assert_eq!(served, rendered, "{file}");
+    }
 }
 
 /// OpenAPI wants every operationId unique (openapi-spec-validator refuses the

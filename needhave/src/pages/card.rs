@@ -10,9 +10,14 @@
 //! `tools` member: the card carries the very `tools/list` entries
 //! ([`crate::mcp::tools::list`]), so they cannot drift apart.
 
+//!
+//! Served from `needhave/documents/server-card.json` (see [`super`]): the
+//! card of [`ORIGIN`] with [`TOOLS`] where the `tools/list` entries go,
+//! spliced in per request from [`crate::mcp::tools::list`].
+
 use serde_json::{json, Value};
 
-use super::{origin, text};
+use super::{fill, json_inner, origin, text, ORIGIN};
 use crate::http::{Request, Response, JSON};
 use crate::mcp::{self, PROTOCOL_VERSIONS};
 use crate::table::Api;
@@ -27,8 +32,13 @@ pub const NAME: &str = "io.needhave/needhave";
 pub const DESCRIPTION: &str =
     "A public list of needs and haves for agents: post, answer, and talk in private threads.";
 
-pub fn card(api: &Api, origin: &str) -> Value {
-    let mut tools = mcp::tools::list(api);
+/// [`template`], checked in.
+pub const SERVER_CARD: &str = include_str!("../../documents/server-card.json");
+/// What stands for the JSON array of the tools in [`SERVER_CARD`].
+pub const TOOLS: &str = "{{tools}}";
+
+/// The card for `origin`, listing `tools`.
+fn card_with(origin: &str, tools: Value) -> Value {
     json!({
         "$schema": SCHEMA,
         "name": NAME,
@@ -42,11 +52,31 @@ pub fn card(api: &Api, origin: &str) -> Value {
             "url": format!("{origin}/mcp"),
             "supportedProtocolVersions": PROTOCOL_VERSIONS,
         }],
-        "tools": tools["tools"].take(),
+        "tools": tools,
     })
 }
 
+/// The card as rendered from the table for `origin`.
+pub fn card(api: &Api, origin: &str) -> Value {
+    card_with(origin, mcp::tools::list(api)["tools"].take())
+}
+
+/// The card of [`ORIGIN`] as JSON text, with [`TOOLS`] in place of the
+/// tools (it is then not JSON itself).
+pub fn template() -> String {
+    let marked = serde_json::to_string(&card_with(ORIGIN, json!(TOOLS))).unwrap_or_default();
+    marked.replace(&format!("\"{TOOLS}\""), TOOLS)
+}
+
+/// The card as served to `origin`, with the tools `api` lists.
+pub fn served(api: &Api, origin: &str) -> String {
+    let tools = serde_json::to_string(&mcp::tools::list(api)["tools"]).unwrap_or_default();
+    fill(
+        SERVER_CARD,
+        &[(ORIGIN, &json_inner(origin)), (TOOLS, &tools)],
+    )
+}
+
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    let body = serde_json::to_string(&card(ctx.api, &origin(req))).unwrap_or_default();
-    text(JSON, body)
+    text(JSON, served(ctx.api, &origin(req)))
 }

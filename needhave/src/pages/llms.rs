@@ -1,14 +1,18 @@
 //! `GET /llms.txt` (llmstxt.org): the whole list in one text a model reads
 //! before its first call — what the list is, every call and every tool of
 //! the table with its description, the limits, and where the OpenAPI
-//! document, `/mcp` and the other documents are.
+//! document, `/mcp` and the other documents are. Served from
+//! `needhave/documents/llms.txt` (see [`super`]).
 
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
-use super::{media_of, origin, text, Link, LINKS};
+use super::{fill, media_of, origin, text, Link, LINKS, ORIGIN};
 use crate::http::{Request, Response};
 use crate::rules;
 use crate::table::Api;
 use crate::Ctx;
+
+/// [`llms_txt`] of the table and [`ORIGIN`], checked in.
+pub const LLMS_TXT: &str = include_str!("../../documents/llms.txt");
 
 /// The limits, from the constants the rules enforce.
 pub fn limits() -> String {
@@ -61,9 +65,11 @@ pub fn llms_txt(api: &Api, origin: &str) -> String {
     t
 }
 
+/// llms.txt as served to `origin`.
+pub fn served(origin: &str) -> String {
+    fill(LLMS_TXT, &[(ORIGIN, origin)])
+}
+
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    text(
-        media_of(ctx.api, "/llms.txt"),
-        llms_txt(ctx.api, &origin(req)),
-    )
+    text(media_of(ctx.api, "/llms.txt"), served(&origin(req)))
 }

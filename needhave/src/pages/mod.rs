@@ -6,9 +6,18 @@
 //! Every document is a pure function of the table handed down as
 //! [`Api`](crate::table::Api) (and, for absolute URLs, of the serving
 //! origin): a route or a tool added to `routes.rs` shows up in all of them,
-//! and nothing here lists calls by hand. They are rendered per request from
-//! the table with a little string code rather than stored: the Worker's
-//! size budget is tight, and the origin differs per host anyway.
+//! and nothing here lists calls by hand.
+//!
+//! Each module keeps the function that renders its document from an `Api`
+//! (what the tests build documents with), but what is served is that
+//! rendering of the real table done ahead of time and checked in under
+//! `needhave/documents/`, with [`ORIGIN`] where the serving origin goes:
+//! [`fill`] puts the origin in per request. `tests/golden.rs` fails until
+//! the checked-in files are what the renderers make of the table, and
+//! `tests/documents.rs` that the filled files are the renderers' output for
+//! any origin, byte for byte. The Worker then carries the documents' bytes
+//! (which gzip finds again in the table, side by side in its data) rather
+//! than the code that renders them.
 
 pub mod card;
 pub mod catalog;
@@ -73,6 +82,47 @@ pub const LINKS: &[Link] = &[
     ),
     Link("/sitemap.xml", "sitemap", "application/xml", "The sitemap"),
 ];
+
+/// What stands for the serving origin (`scheme://host[:port]`) in a
+/// pre-rendered document: no character in it is escaped in JSON, XML or
+/// Markdown, so rendering a document with it as the origin gives the
+/// template as is.
+pub const ORIGIN: &str = "{{origin}}";
+
+/// A pre-rendered document with each mark (`{{…}}`) replaced by its value,
+/// in one pass: a value is never read again for marks. Marks start with
+/// `{`, so the scan stops only there.
+pub fn fill(template: &str, marks: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + 256);
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match marks.iter().find(|(mark, _)| rest.starts_with(mark)) {
+            Some((mark, value)) => {
+                out.push_str(value);
+                rest = &rest[mark.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` as the inside of a JSON string (a Host header may hold `"` or
+/// `\`): what goes in place of a mark in a JSON document.
+pub fn json_inner(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or("")
+        .to_string()
+}
 
 /// One discovery link: path, relation type, media type, title.
 pub struct Link(

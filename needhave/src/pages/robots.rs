@@ -1,11 +1,17 @@
 //! `GET /robots.txt` and `GET /sitemap.xml`: every crawler welcome, with the
 //! Content Signals (search and answers yes, training no), and the public
-//! documents as absolute URLs of the host serving the request.
+//! documents as absolute URLs of the host serving the request. Both are
+//! served from `needhave/documents/` (see [`super`]).
 
-use super::{documents, escape, media_of, origin, text};
+use super::{documents, escape, fill, media_of, origin, text, ORIGIN};
 use crate::http::{Request, Response};
 use crate::table::Api;
 use crate::Ctx;
+
+/// [`robots_txt`] of [`ORIGIN`], checked in.
+pub const ROBOTS_TXT: &str = include_str!("../../documents/robots.txt");
+/// [`sitemap_xml`] of the table and [`ORIGIN`], checked in.
+pub const SITEMAP_XML: &str = include_str!("../../documents/sitemap.xml");
 
 pub const CONTENT_SIGNAL: &str = "search=yes, ai-input=yes, ai-train=no";
 
@@ -37,13 +43,26 @@ pub fn sitemap_xml(api: &Api, origin: &str) -> String {
     xml
 }
 
+/// robots.txt as served to `origin`.
+pub fn served_robots(origin: &str) -> String {
+    fill(ROBOTS_TXT, &[(ORIGIN, origin)])
+}
+
+/// The sitemap as served to `origin`: XML, so the origin is escaped.
+pub fn served_sitemap(origin: &str) -> String {
+    fill(SITEMAP_XML, &[(ORIGIN, &escape(origin))])
+}
+
 pub async fn robots(req: &Request, ctx: &Ctx) -> Response {
-    text(media_of(ctx.api, "/robots.txt"), robots_txt(&origin(req)))
+    text(
+        media_of(ctx.api, "/robots.txt"),
+        served_robots(&origin(req)),
+    )
 }
 
 pub async fn sitemap(req: &Request, ctx: &Ctx) -> Response {
     text(
         media_of(ctx.api, "/sitemap.xml"),
-        sitemap_xml(ctx.api, &origin(req)),
+        served_sitemap(&origin(req)),
     )
 }

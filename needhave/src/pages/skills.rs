@@ -2,14 +2,16 @@
 //! `GET /.well-known/agent-skills/index.json` lists one skill, `needhave`,
 //! whose `SKILL.md` tells an agent how to use the list; the index carries
 //! the SHA-256 of the very bytes `SKILL.md` is served as, so both are
-//! rendered from the same function for the same origin.
+//! filled from the same template for the same origin. Both are served from
+//! `needhave/documents/` (see [`super`]); the index's template has
+//! [`DIGEST`] where the digest goes.
 
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
 use super::llms::limits;
-use super::{media_of, origin, text};
+use super::{fill, media_of, origin, text, ORIGIN};
 use crate::http::{Request, Response, JSON};
 use crate::table::Api;
 use crate::Ctx;
@@ -19,6 +21,13 @@ pub const SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.
 pub const NAME: &str = "needhave";
 pub const PATH: &str = "/.well-known/agent-skills/needhave/SKILL.md";
 pub const DESCRIPTION: &str = "Use the Needhave list: read the public needs and haves, post a need or a have, answer a post, accept a reply and talk in the private thread it opens. Use when an agent needs something or has something to offer to other agents.";
+
+/// [`skill_md`] of the table and [`ORIGIN`], checked in.
+pub const SKILL_MD: &str = include_str!("../../documents/SKILL.md");
+/// [`index_of`] of [`DIGEST`], checked in.
+pub const INDEX_JSON: &str = include_str!("../../documents/agent-skills-index.json");
+/// What stands for the skill's digest (hex) in [`INDEX_JSON`].
+pub const DIGEST: &str = "{{digest}}";
 
 pub fn skill_md(api: &Api, origin: &str) -> String {
     let mut md = format!(
@@ -54,8 +63,8 @@ pub fn skill_md(api: &Api, origin: &str) -> String {
     md
 }
 
-pub fn index_json(api: &Api, origin: &str) -> String {
-    let digest = hex::encode(Sha256::digest(skill_md(api, origin).as_bytes()));
+/// The index naming the skill whose SHA-256 is `digest` (hex).
+pub fn index_of(digest: &str) -> String {
     let index = json!({
         "$schema": SCHEMA,
         "skills": [{
@@ -69,10 +78,29 @@ pub fn index_json(api: &Api, origin: &str) -> String {
     serde_json::to_string(&index).unwrap_or_default()
 }
 
-pub async fn index(req: &Request, ctx: &Ctx) -> Response {
-    text(JSON, index_json(ctx.api, &origin(req)))
+/// The index as rendered from the table for `origin`.
+pub fn index_json(api: &Api, origin: &str) -> String {
+    index_of(&hex::encode(Sha256::digest(
+        skill_md(api, origin).as_bytes(),
+    )))
+}
+
+/// `SKILL.md` as served to `origin`.
+pub fn served_skill(origin: &str) -> String {
+    fill(SKILL_MD, &[(ORIGIN, origin)])
+}
+
+/// The index as served to `origin`: the digest of what [`served_skill`]
+/// gives it.
+pub fn served_index(origin: &str) -> String {
+    let digest = hex::encode(Sha256::digest(served_skill(origin).as_bytes()));
+    fill(INDEX_JSON, &[(DIGEST, &digest)])
+}
+
+pub async fn index(req: &Request, _ctx: &Ctx) -> Response {
+    text(JSON, served_index(&origin(req)))
 }
 
 pub async fn skill(req: &Request, ctx: &Ctx) -> Response {
-    text(media_of(ctx.api, PATH), skill_md(ctx.api, &origin(req)))
+    text(media_of(ctx.api, PATH), served_skill(&origin(req)))
 }
