@@ -27,34 +27,47 @@ pub fn holds_contact(folded: &str) -> bool {
 /// domain of at least two dot-joined labels of letters, digits and hyphens,
 /// the last one two or more letters. `@handle`, `me@home` and `a@b.c` are
 /// not addresses.
+///
+/// One pass each way over the characters, with indexes rather than
+/// collected strings and split labels: the Worker pays for every iterator
+/// adapter and allocation in code.
 fn holds_email(c: &[char]) -> bool {
-    let local_char = |ch: char| is_alphanumeric(ch) || "._%+-'".contains(ch);
-    let domain_char = |ch: char| is_alphanumeric(ch) || ch == '-' || ch == '.';
-    c.iter().enumerate().any(|(at, &ch)| {
-        if ch != '@' {
+    (0..c.len()).any(|at| c[at] == '@' && local_before(c, at) && domain_at(c, at + 1))
+}
+
+/// A letter or digit among the local-part characters just before `at`.
+fn local_before(c: &[char], at: usize) -> bool {
+    let mut k = at;
+    let mut alnum = false;
+    while k > 0 && (is_alphanumeric(c[k - 1]) || "._%+-'".contains(c[k - 1])) {
+        k -= 1;
+        alnum |= is_alphanumeric(c[k]);
+    }
+    alnum
+}
+
+/// Two or more non-empty labels from `start`, trailing dots and hyphens
+/// left out, the last label two or more letters.
+fn domain_at(c: &[char], start: usize) -> bool {
+    let mut end = start;
+    while end < c.len() && (is_alphanumeric(c[end]) || c[end] == '-' || c[end] == '.') {
+        end += 1;
+    }
+    while end > start && matches!(c[end - 1], '.' | '-') {
+        end -= 1;
+    }
+    let (mut dots, mut label) = (0, 0);
+    for &ch in &c[start..end] {
+        if ch != '.' {
+            label += 1;
+        } else if label == 0 {
             return false;
+        } else {
+            dots += 1;
+            label = 0;
         }
-        let local = c[..at]
-            .iter()
-            .rev()
-            .take_while(|&&ch| local_char(ch))
-            .filter(|&&ch| is_alphanumeric(ch))
-            .count();
-        if local == 0 {
-            return false;
-        }
-        let domain: String = c[at + 1..]
-            .iter()
-            .take_while(|&&ch| domain_char(ch))
-            .collect();
-        let domain = domain.trim_end_matches(['.', '-']);
-        let labels: Vec<&str> = domain.split('.').collect();
-        labels.len() >= 2
-            && labels.iter().all(|l| !l.is_empty())
-            && labels
-                .last()
-                .is_some_and(|tld| tld.chars().count() >= 2 && tld.chars().all(is_alphabetic))
-    })
+    }
+    dots > 0 && label >= 2 && c[end - label..end].iter().all(|&ch| is_alphabetic(ch))
 }
 
 /// Digits of one phone number, written as one.
@@ -75,10 +88,11 @@ fn phone_at(c: &[char], i: usize) -> bool {
         return false;
     }
     let plus = c[i] == '+';
-    let Some(chain) = chain(c, if plus { i + 1 } else { i }) else {
-        return false;
-    };
-    if !closes(c.get(chain.end).copied()) || near_currency(c, i, chain.end) {
+    let chain = chain(c, i + usize::from(plus));
+    if chain.groups.is_empty()
+        || !closes(c.get(chain.end).copied())
+        || near_currency(c, i, chain.end)
+    {
         return false;
     }
     let digits: usize = chain.groups.iter().map(|g| g.len()).sum();
@@ -89,9 +103,13 @@ fn phone_at(c: &[char], i: usize) -> bool {
 }
 
 /// Digit groups and what joined them, from one start.
-struct Chain {
-    groups: Vec<String>,
-    seps: Vec<char>,
+struct Chain<'a> {
+    /// Each group's digits, slices of the note.
+    groups: Vec<&'a [char]>,
+    /// The separator between the first two groups (`)` for `(415)555`).
+    sep: Option<char>,
+    /// Not one separator throughout.
+    mixed: bool,
     /// A group was written in parentheses: an area code.
     paren: bool,
     /// Index just past the chain.
@@ -102,61 +120,53 @@ fn is_sep(c: char) -> bool {
     matches!(c, ' ' | '.' | '-')
 }
 
-fn digits_from(c: &[char], j: usize) -> String {
-    c[j.min(c.len())..]
-        .iter()
-        .take_while(|ch| ch.is_ascii_digit())
-        .collect()
+fn digits_at(c: &[char], j: usize) -> usize {
+    c.get(j..)
+        .map_or(0, |r| r.iter().take_while(|ch| ch.is_ascii_digit()).count())
 }
 
-fn chain(c: &[char], start: usize) -> Option<Chain> {
+/// Groups of digits (one of them may be in parentheses, of 1 to 5 digits)
+/// joined by one separator each: "(415) 555-0100", "(415)555-0100",
+/// "415.555.0100". A separator counts only with a group after it.
+fn chain(c: &[char], start: usize) -> Chain<'_> {
     let mut out = Chain {
         groups: Vec::new(),
-        seps: Vec::new(),
+        sep: None,
+        mixed: false,
         paren: false,
         end: start,
     };
+    let mut pending = None;
     let mut j = start;
     loop {
-        let group_start = |k: usize| c.get(k).is_some_and(|ch| ch.is_ascii_digit() || *ch == '(');
-        if c.get(j) == Some(&'(') {
-            let d = digits_from(c, j + 1);
-            if !(1..=5).contains(&d.len()) || c.get(j + 1 + d.len()) != Some(&')') {
-                break;
-            }
-            j += d.len() + 2;
-            out.groups.push(d);
-            out.paren = true;
-            out.end = j;
-            // "(415) 555-0100", "(415)555-0100".
-            match c.get(j) {
-                Some(&s) if is_sep(s) && group_start(j + 1) => {
-                    out.seps.push(s);
-                    j += 1;
-                }
-                Some(ch) if ch.is_ascii_digit() => out.seps.push(')'),
-                _ => break,
-            }
-            continue;
-        }
-        let d = digits_from(c, j);
-        if d.is_empty() {
+        let open = c.get(j) == Some(&'(');
+        let from = j + usize::from(open);
+        let n = digits_at(c, from);
+        if n == 0 || (open && (n > 5 || c.get(from + n) != Some(&')'))) {
             break;
         }
-        j += d.len();
-        out.groups.push(d);
+        if let Some(s) = pending.take() {
+            out.mixed |= out.sep.is_some_and(|first| first != s);
+            out.sep = out.sep.or(Some(s));
+        }
+        out.groups.push(&c[from..from + n]);
+        j = from + n + usize::from(open);
+        out.paren |= open;
         out.end = j;
         match c.get(j) {
-            Some(&s) if is_sep(s) && group_start(j + 1) => {
-                out.seps.push(s);
+            Some(&s)
+                if is_sep(s)
+                    && c.get(j + 1)
+                        .is_some_and(|ch| ch.is_ascii_digit() || *ch == '(') =>
+            {
+                pending = Some(s);
                 j += 1;
             }
+            Some(ch) if open && ch.is_ascii_digit() => pending = Some(')'),
             _ => break,
         }
     }
-    // A separator is only taken with a group after it; drop a dangling one.
-    out.seps.truncate(out.groups.len().saturating_sub(1));
-    (!out.groups.is_empty()).then_some(out)
+    out
 }
 
 /// What may stand before a phone number: nothing, a space, or opening and
@@ -193,34 +203,40 @@ fn near_currency(c: &[char], start: usize, end: usize) -> bool {
         || (after(end) == Some(' ') && sign(after(end + 1)))
 }
 
-fn is_year(g: &str) -> bool {
-    g.len() == 4 && (g.starts_with("19") || g.starts_with("20"))
+fn is_year(g: &[char]) -> bool {
+    matches!(g, ['1', '9', _, _] | ['2', '0', _, _])
 }
 
 /// Three or more groups, one separator throughout, no one-digit group but
 /// a leading country code; not a look-alike.
 fn written_in_groups(ch: &Chain) -> bool {
     let g = &ch.groups;
-    let Some(&sep) = ch.seps.first() else {
+    let Some(sep) = ch.sep else {
         return false;
     };
-    if g.len() < 3 || ch.seps.iter().any(|&s| s != sep) || g[1..].iter().any(|d| d.len() < 2) {
+    if g.len() < 3 || ch.mixed || g[1..].iter().any(|d| d.len() < 2) {
         return false;
     }
-    let short = |d: &String| d.len() <= 2;
+    let short = |d: &[char]| d.len() <= 2;
     // 2024-01-15, 15.01.2024, 01-15-2024.
     let date = g.len() == 3
-        && ((is_year(&g[0]) && short(&g[1]) && short(&g[2]))
-            || (is_year(&g[2]) && short(&g[0]) && short(&g[1])));
+        && ((is_year(g[0]) && short(g[1]) && short(g[2]))
+            || (is_year(g[2]) && short(g[0]) && short(g[1])));
     // 2024-2025-2026.
     let years = g.iter().all(|d| is_year(d));
-    // 192.168.100.200.
+    // 192.168.100.200: each group a number up to 255, read by hand (no
+    // integer parser for three digits).
     let ip = sep == '.'
         && g.len() == 4
-        && g.iter()
-            .all(|d| d.len() <= 3 && d.parse::<u16>().is_ok_and(|n| n <= 255));
+        && g.iter().all(|d| {
+            d.len() <= 3
+                && d.iter()
+                    .fold(0, |n, &ch| n * 10 + u32::from(ch) - u32::from('0'))
+                    <= 255
+        });
     // 10 000 000 tokens, 1.500.000 (a round quantity in thousands).
-    let round = g[0].len() <= 3 && g[1..].iter().all(|d| d.len() == 3) && g[g.len() - 1] == "000";
+    let round =
+        g[0].len() <= 3 && g[1..].iter().all(|d| d.len() == 3) && g[g.len() - 1] == ['0'; 3];
     // 4821-7734-9902: a serial or a card, not a dial plan.
     let serial = g[0].len() >= 4 && g.iter().all(|d| d.len() == g[0].len());
     !(date || years || ip || round || serial)
