@@ -106,8 +106,10 @@ mod js {
 pub fn log_error(message: &str) {
     #[cfg(not(target_arch = "wasm32"))]
     tracing::error!("{message}");
+    // The text as it is: `console_error!` would format it through
+    // `format_args!` first.
     #[cfg(target_arch = "wasm32")]
-    worker::console_error!("{message}");
+    worker::worker_sys::web_sys::console::error_1(&message.into());
 }
 
 /// Lets the executor run everything else that is ready (other requests, the

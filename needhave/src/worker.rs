@@ -5,41 +5,54 @@
 //! The client IP is `CF-Connecting-IP`, which Cloudflare sets and a client
 //! cannot forge in production. Its salt is the Worker secret `IP_SALT`;
 //! optional `ALLOWED_ORIGINS` (comma-separated) widens the MCP Origin check.
+//!
+//! The export is written with `wasm_bindgen` on the runtime's own types
+//! (`web_sys::Request` in, `web_sys::Response` out) rather than through
+//! workers-rs's `#[event(fetch)]`, `worker::Request`, `Env` getters and
+//! `worker::Response`: every one of those answers a `worker::Result`, and
+//! its error type, boxed as a `dyn Error` by the macro, linked its Display,
+//! its Debug (with `str`'s escaping), its conversion from any JS value and
+//! the wrappers' own conversions, about 3 KB gzip of the .wasm
+//! (bench/worker-size.sh) for failures that here have one answer: 500
+//! `internal` and a line in the log. worker-build wraps any export named
+//! `fetch` (see its shim), so the crate's start-up and reinitialisation on a
+//! trap are the same as with the macro.
 
 use std::sync::Arc;
 
-use worker::js_sys::{Function, Promise, Reflect, Uint8Array};
+use worker::js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use worker::wasm_bindgen::prelude::wasm_bindgen;
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{event, Context, Env, Headers};
+use worker::worker_sys::web_sys;
 
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
 use crate::store::session::Sessions;
-use crate::{platform, rules, Config, Ctx};
+use crate::{origin, platform, rules, Config, Ctx};
 
-#[event(fetch)]
-async fn fetch(req: worker::Request, env: Env, _ctx: Context) -> worker::Result<worker::Response> {
-    let mut request = Request::new(req.method().as_ref(), &req.path());
-    request.headers = req
-        .headers()
-        .entries()
-        .map(|(n, v)| (n.to_ascii_lowercase(), v))
+#[wasm_bindgen(
+    wasm_bindgen = worker::wasm_bindgen,
+    wasm_bindgen_futures = worker::wasm_bindgen_futures,
+    js_sys = worker::js_sys
+)]
+pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
+    let url = req.url();
+    let (authority, path) = origin::authority_and_path(&url);
+    let mut request = Request::new(&req.method(), path);
+    request.headers = Array::from(&req.headers())
+        .iter()
+        .map(|pair| {
+            let pair: Array = pair.unchecked_into();
+            let text = |i| pair.get(i).as_string().unwrap_or_default();
+            (text(0).to_ascii_lowercase(), text(1))
+        })
         .collect();
     // The MCP Origin check compares against the serving host; keep it even
     // where the runtime leaves `Host` out of the headers.
-    if request.header("host").is_none() {
-        // `scheme://host[:port]/path…`; parsed by hand, since the `url`
-        // crate (with its IDNA tables) would double the Worker's size.
-        let url = req.inner().url();
-        if let Some(host) = url
-            .split_once("://")
-            .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
-            .filter(|h| !h.is_empty())
-        {
-            request.headers.push(("host".into(), host.to_string()));
-        }
+    if request.header("host").is_none() && !authority.is_empty() {
+        request.headers.push(("host".into(), authority.to_string()));
     }
 
     // Before the body: its early refusals speak CORS like every answer.
@@ -60,26 +73,33 @@ async fn fetch(req: worker::Request, env: Env, _ctx: Context) -> worker::Result<
             Err(_) => crate::refusal(&request, &config, Code::BadRequest),
         }
     };
-    to_worker(response)
+    // Headers the runtime will not take (none the list makes should be
+    // one): still an answer in the contract's shape.
+    to_js(&response)
+        .or_else(|_| {
+            platform::log_error("answer refused by the runtime");
+            to_js(&Response::error(Code::Internal))
+        })
+        .map(JsValue::from)
 }
 
-fn config(env: &Env) -> Config {
+/// A text binding (a secret or a var); missing or not text: empty.
+fn text(env: &JsValue, name: &str) -> String {
+    Reflect::get(env, &JsValue::from_str(name))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+fn config(env: &JsValue) -> Config {
     // Missing (or empty): writes are refused, and say why (`Ctx::ip_hash`).
-    let ip_salt = env
-        .secret("IP_SALT")
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    let allowed_origins = env
-        .var("ALLOWED_ORIGINS")
-        .map(|v| {
-            v.to_string()
-                .split(',')
-                .map(str::trim)
-                .filter(|o| !o.is_empty())
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+    let ip_salt = text(env, "IP_SALT");
+    let allowed_origins = text(env, "ALLOWED_ORIGINS")
+        .split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(String::from)
+        .collect();
     Config {
         ip_salt,
         allowed_origins,
@@ -92,8 +112,8 @@ fn config(env: &Env) -> Config {
 /// one request make the isolate hold all of it. The rest is never read.
 /// Through `js_sys` calls rather than worker's `ByteStream`, which links
 /// `wasm-streams`.
-async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>>, JsValue> {
-    let Some(stream) = req.inner().body() else {
+async fn read_body(req: &web_sys::Request, limit: usize) -> Result<Option<Vec<u8>>, JsValue> {
+    let Some(stream) = req.body() else {
         return Ok(Some(Vec::new()));
     };
     let method = |this: &JsValue, name: &str| -> Result<Function, JsValue> {
@@ -121,13 +141,23 @@ async fn read_body(req: &worker::Request, limit: usize) -> Result<Option<Vec<u8>
     }
 }
 
-async fn answer(request: &Request, env: &Env, config: Config) -> Response {
-    let db = match env.d1("DB") {
-        Ok(db) => db,
-        Err(e) => {
-            platform::log_error(&format!("no D1 binding DB: {e}"));
-            return crate::refusal(request, &config, Code::Internal);
-        }
+/// The `DB` binding, if it is a D1 database (by its class's name, as
+/// workers-rs checks it: `instanceof` would throw where the class is not a
+/// global).
+fn d1(env: &JsValue) -> Option<JsValue> {
+    let db = Reflect::get(env, &JsValue::from_str("DB")).ok()?;
+    if !db.is_object() {
+        return None;
+    }
+    let class = String::from(db.unchecked_ref::<Object>().constructor().name());
+    // `BetaDatabase`: what older Miniflare names it.
+    (class == "D1Database" || class == "BetaDatabase").then_some(db)
+}
+
+async fn answer(request: &Request, env: &JsValue, config: Config) -> Response {
+    let Some(db) = d1(env) else {
+        platform::log_error("no D1 binding DB");
+        return crate::refusal(request, &config, Code::Internal);
     };
     // Without it, none: such requests must not share one bucket of the
     // per-IP limits, so their writes are refused (`Ctx::ip_hash`).
@@ -136,22 +166,28 @@ async fn answer(request: &Request, env: &Env, config: Config) -> Response {
         .map(str::trim)
         .unwrap_or("")
         .to_string();
-    let store = Sessions::new(D1Store::new(db));
+    let store = Sessions::new(D1Store::new(db.unchecked_into()));
     let ctx = Ctx::new(Arc::new(store), Arc::new(config), &ip);
     crate::handle(request, &ctx).await
 }
 
-fn to_worker(resp: Response) -> worker::Result<worker::Response> {
-    let headers = Headers::new();
+/// The runtime's response: exactly these headers (the runtime adds no
+/// content type to a byte body), and no body at all when it is empty, as a
+/// 204 or 304 must be.
+fn to_js(resp: &Response) -> Result<web_sys::Response, JsValue> {
+    let headers = web_sys::Headers::new()?;
     for (name, value) in &resp.headers {
         headers.append(name, value)?;
     }
-    let out = if resp.body.is_empty() {
-        worker::Response::empty()?
+    let init = web_sys::ResponseInit::new();
+    init.set_status(resp.status);
+    init.set_headers(&headers);
+    if resp.body.is_empty() {
+        web_sys::Response::new_with_opt_str_and_init(None, &init)
     } else {
-        worker::Response::from_bytes(resp.body)?
-    };
-    Ok(out.with_status(resp.status).with_headers(headers))
+        let body = Uint8Array::from(resp.body.as_slice());
+        web_sys::Response::new_with_opt_buffer_source_and_init(Some(&body), &init)
+    }
 }
 
 /// talc rather than the target's default dlmalloc: about 2 KB less gzip of

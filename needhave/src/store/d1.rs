@@ -19,23 +19,20 @@ use worker::js_sys::{Array, JSON};
 use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::types::D1Database as D1Sys;
-use worker::D1Database;
 
 use super::session::{SessionAnswer, SessionDb};
 use super::{Memo, Row, Statement, StoreError, StoreResult, Value};
 use crate::platform::BoxFuture;
 
+/// The binding itself: workers-rs's `D1Database` wrapper would only add its
+/// `worker::Result`s (see `worker.rs` for what those cost).
 pub struct D1Store {
-    db: D1Database,
+    db: D1Sys,
 }
 
 impl D1Store {
-    pub fn new(db: D1Database) -> Self {
+    pub fn new(db: D1Sys) -> Self {
         D1Store { db }
-    }
-
-    fn sys(&self) -> &D1Sys {
-        AsRef::<JsValue>::as_ref(&self.db).unchecked_ref()
     }
 }
 
@@ -88,7 +85,7 @@ fn statement_rows(result: Json) -> StoreResult<Vec<Row>> {
 
 impl D1Store {
     async fn run_batch(&self, start: &str, statements: &[Statement]) -> StoreResult<SessionAnswer> {
-        let session = self.sys().with_session(Some(start)).map_err(js_error)?;
+        let session = self.db.with_session(Some(start)).map_err(js_error)?;
         let prepared = Array::new();
         for s in statements {
             let params: Array = s.params.iter().map(js).collect();
