@@ -48,21 +48,53 @@ pub fn ip_hash(salt: &str, ip: &str) -> String {
 ///
 /// By hand rather than through `std::net`, whose parser and printer cost
 /// the Worker about 5 KB; the tests hold it to `std::net` on every input.
+/// Printed digit by digit rather than with `format!` and `join`, which
+/// would instantiate the formatting of each number for this one key.
 fn ip_key(ip: &str) -> String {
     let Some(g) = parse_ipv6(ip) else {
         return ip.to_string();
     };
+    let mut key = String::new();
     if g[..5] == [0; 5] && g[5] == 0xffff {
-        let [a, b] = g[6].to_be_bytes();
-        let [c, d] = g[7].to_be_bytes();
-        return format!("{a}.{b}.{c}.{d}");
+        for (i, octet) in [g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff]
+            .into_iter()
+            .enumerate()
+        {
+            if i > 0 {
+                key.push('.');
+            }
+            push_digits(&mut key, octet, 10);
+        }
+        return key;
     }
     // The last four groups are zero, and that run is the longest (RFC 5952
     // compresses the first of equal runs, and any zero run before it joins
     // it): the groups before it, then `::`.
     let kept = g[..4].iter().rposition(|&x| x != 0).map_or(0, |i| i + 1);
-    let head: Vec<String> = g[..kept].iter().map(|x| format!("{x:x}")).collect();
-    format!("{}::/64", head.join(":"))
+    for (i, &group) in g[..kept].iter().enumerate() {
+        if i > 0 {
+            key.push(':');
+        }
+        push_digits(&mut key, group, 16);
+    }
+    key.push_str("::/64");
+    key
+}
+
+/// `n` in `radix` (lowercase), without leading zeros.
+fn push_digits(out: &mut String, n: u16, radix: u16) {
+    let mut digits = ['0'; 16];
+    let mut len = 0;
+    let mut n = n;
+    loop {
+        digits[len] = char::from_digit(u32::from(n % radix), u32::from(radix)).unwrap_or('0');
+        len += 1;
+        n /= radix;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[..len].iter().rev());
 }
 
 /// The eight groups of an IPv6 address, with the grammar of
@@ -90,13 +122,15 @@ fn parse_ipv6(s: &str) -> Option<[u16; 8]> {
     }
     let mut head = Vec::new();
     let mut tail = Vec::new();
-    match s.split_once("::") {
+    // `::` found byte by byte: a `&str` pattern links the two-way searcher.
+    let double = |s: &str| s.as_bytes().windows(2).position(|w| w == b"::");
+    match double(s).and_then(|i| Some((s.get(..i)?, s.get(i + 2..)?))) {
         Some((h, t)) => {
             groups(h, &mut head)?;
             groups(t, &mut tail)?;
             // An IPv4 only ends the address; `::` stands for one group or more.
             let v4_in_head = h.contains('.');
-            if v4_in_head || t.contains("::") || head.len() + tail.len() > 7 {
+            if v4_in_head || double(t).is_some() || head.len() + tail.len() > 7 {
                 return None;
             }
         }
