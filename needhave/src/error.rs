@@ -104,7 +104,9 @@ impl From<Code> for ApiError {
 
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
-        crate::platform::log_error(&format!("store: {e}"));
+        let mut line = String::from("store: ");
+        line.push_str(&e.0);
+        crate::platform::log_error(&line);
         ApiError(if e.is_unavailable() {
             Code::Unavailable
         } else {

@@ -34,9 +34,10 @@ pub const MAX_AGE: &str = "86400";
 /// Host name without the port (`[::1]:8787` → `[::1]`).
 pub fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
-        host.split(']')
-            .next()
-            .map_or(host, |h| &host[..h.len() + 1])
+        // Up to the `]`; without one (`[::1`), the whole, and no panic.
+        host.find(']')
+            .and_then(|end| host.get(..=end))
+            .unwrap_or(host)
     } else {
         host.split(':').next().unwrap_or(host)
     }
@@ -82,8 +83,13 @@ pub fn origin_allowed(req: &Request, config: &Config, origin: &str) -> bool {
     let Some(host) = req.header("host") else {
         return false;
     };
-    origin.split_once("://").is_some_and(|(scheme, rest)| {
-        (scheme == "http" || scheme == "https") && rest.eq_ignore_ascii_case(host.trim())
+    // `scheme://host`, split at a char: a `&str` pattern links the two-way
+    // searcher.
+    origin.split_once(':').is_some_and(|(scheme, rest)| {
+        (scheme == "http" || scheme == "https")
+            && rest
+                .strip_prefix("//")
+                .is_some_and(|rest| rest.eq_ignore_ascii_case(host.trim()))
     })
 }
 
@@ -157,6 +163,17 @@ mod tests {
             allowed_origins: origins.iter().map(|o| o.to_string()).collect(),
             ..Config::default()
         }
+    }
+
+    #[test]
+    fn host_names() {
+        assert_eq!(host_name("[::1]:8787"), "[::1]");
+        assert_eq!(host_name("[::1]"), "[::1]");
+        assert_eq!(host_name("[::1"), "[::1");
+        assert_eq!(host_name("localhost:8787"), "localhost");
+        assert_eq!(host_name("example.com"), "example.com");
+        assert!(host_allowed("LOCALHOST:1", &["localhost".into()]));
+        assert!(!host_allowed("[::1", &["[::1]".into()]));
     }
 
     #[test]
