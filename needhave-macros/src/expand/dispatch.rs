@@ -4,6 +4,13 @@
 //! one slice pattern each, so a known path with another method is told apart
 //! from an unknown path: 405 with `Allow` versus 404.
 //!
+//! The match names a route (its index in `ROUTES`, and its path parameters
+//! as strings) before anything runs; what every route does alike (the
+//! store session of its consistency) follows once, and only then the arm of
+//! that route: its ids, its body, its handler, its answer. Every handler's
+//! future is inlined into this one function in the Worker, so a step written
+//! in each arm is paid once per route there.
+//!
 //! Spans matter here: a handler that does not fit its line is rustc's error,
 //! not the macro's, so the generated call carries the table's spans. The call
 //! is spanned at the handler (wrong arity: at the handler), each argument at
@@ -35,6 +42,15 @@ pub fn expand(table: &Table) -> TokenStream {
             .collect::<Vec<_>>()
     });
 
+    // Every route's path parameters travel in one array of the largest
+    // count, unused places empty.
+    let width = table
+        .routes
+        .iter()
+        .map(|r| r.params().len())
+        .max()
+        .unwrap_or(0);
+
     let arms = shapes.iter().map(|shape| {
         let pattern = shape.iter().enumerate().map(|(i, seg)| match seg {
             Some(lit) => quote!(#lit),
@@ -43,6 +59,14 @@ pub fn expand(table: &Table) -> TokenStream {
                 quote!(#b)
             }
         });
+        let bound: Vec<syn::Ident> = shape
+            .iter()
+            .enumerate()
+            .filter(|(_, seg)| seg.is_none())
+            .map(|(i, _)| format_ident!("__p{}", i))
+            .collect();
+        let padding = (bound.len()..width).map(|_| quote!(""));
+        let params = quote!([#(*#bound,)* #(#padding,)*]);
         let members: Vec<(usize, &Route)> = table
             .routes
             .iter()
@@ -56,15 +80,19 @@ pub fn expand(table: &Table) -> TokenStream {
             .join(", ");
         let methods = members.iter().map(|(i, r)| {
             let method = r.method.to_string();
-            let call = call_route(*i, r);
-            quote!(#method => #call,)
+            quote!(#method => (#i, #params),)
         });
         quote! {
             [#(#pattern),*] => match req.method.as_str() {
                 #(#methods)*
-                _ => crate::http::Response::method_not_allowed(#allow),
+                _ => return crate::http::Response::method_not_allowed(#allow),
             },
         }
+    });
+
+    let calls = table.routes.iter().enumerate().map(|(i, r)| {
+        let call = call_route(i, r);
+        quote!(#i => #call,)
     });
 
     quote! {
@@ -80,8 +108,20 @@ pub fn expand(table: &Table) -> TokenStream {
             };
             let segments: ::std::vec::Vec<&str> =
                 path.strip_prefix('/').unwrap_or(path).split('/').collect();
-            match segments.as_slice() {
+            // First which route (and its path's parameters), then what is the
+            // same for every route, once, then the route's own call: the steps
+            // every route shares are not repeated in each route's arm.
+            let (__index, __params): (usize, [&str; #width]) = match segments.as_slice() {
                 #(#arms)*
+                _ => return crate::http::Response::error(crate::error::Code::NotFound),
+            };
+            // The handler's `ctx.store` is a session of the route's
+            // consistency (replica or primary) where the store has sessions
+            // (D1); elsewhere the request's own context, untouched.
+            let __session = ctx.session(ROUTES[__index].consistency);
+            let ctx: &crate::Ctx = __session.as_ref().unwrap_or(ctx);
+            match __index {
+                #(#calls)*
                 _ => crate::http::Response::error(crate::error::Code::NotFound),
             }
         }
@@ -90,35 +130,27 @@ pub fn expand(table: &Table) -> TokenStream {
 
 fn call_route(index: usize, r: &Route) -> TokenStream {
     let handler = &r.handler;
-    // The handler's `ctx.store` is a session of the route's consistency
-    // (replica or primary) where the store has sessions (D1); elsewhere the
-    // request's own context, untouched.
-    let session = quote! {
-        let __session = ctx.session(ROUTES[#index].consistency);
-        let ctx: &crate::Ctx = __session.as_ref().unwrap_or(ctx);
-    };
     if r.raw {
-        let call = quote_spanned!(handler.span()=> #handler(req, ctx).await);
-        return quote! {{
-            #session
-            #call
-        }};
+        return quote_spanned!(handler.span()=> #handler(req, ctx).await);
     }
-    let params: Vec<(syn::Ident, syn::Ident)> = r
+    let params: Vec<(syn::Ident, usize)> = r
         .segments()
         .into_iter()
-        .enumerate()
-        .filter_map(|(i, s)| match s {
-            Segment::Param(p) => Some((
-                format_ident!("{}", p, span = generated_at(r.path.span())),
-                format_ident!("__p{}", i),
-            )),
+        .filter_map(|s| match s {
+            Segment::Param(p) => Some(p),
             Segment::Lit(_) => None,
         })
+        .enumerate()
+        .map(|(k, p)| {
+            (
+                format_ident!("{}", p, span = generated_at(r.path.span())),
+                k,
+            )
+        })
         .collect();
-    let parse_params = params.iter().map(|(name, binding)| {
+    let parse_params = params.iter().map(|(name, k)| {
         quote! {
-            let #name = match crate::http::Id::parse(#binding) {
+            let #name = match crate::http::Id::parse(__params[#k]) {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => {
                     return crate::http::Response::error(crate::error::Code::NotFound)
@@ -158,7 +190,6 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     quote! {{
         #(#parse_params)*
         #parse_body
-        #session
         let result = #call;
         let result: #result_ty = #result;
         crate::http::Response::#respond(&ROUTES[#index], #status, result)
