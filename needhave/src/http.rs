@@ -158,8 +158,12 @@ pub struct Id(String);
 
 impl Id {
     pub fn parse(s: &str) -> Option<Id> {
-        let ok = s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        ok.then(|| Id(s.to_string()))
+        Id::valid(s).then(|| Id(s.to_string()))
+    }
+
+    /// Whether `s` is an id, without making one.
+    pub fn valid(s: &str) -> bool {
+        s.len() == 32 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     }
 
     pub fn as_str(&self) -> &str {
@@ -216,8 +220,8 @@ pub fn json_body<T: FromBody>(req: &Request) -> Result<T, ApiError> {
 }
 
 /// The body as a JSON object: the part of `json_body` that does not depend
-/// on `T`, once in the Worker.
-fn body_object(req: &Request) -> Result<Fields, ApiError> {
+/// on `T`, which the dispatcher runs once for every route.
+pub fn body_object(req: &Request) -> Result<Fields, ApiError> {
     match serde_json::from_slice(&req.body) {
         Ok(Value::Object(fields)) => Ok(fields),
         _ => Err(ApiError(Code::BadRequest)),

@@ -700,6 +700,17 @@ async fn first_reply_bad_input() {
     c.post("/posts/nothex/messages", json!({"text": "hello"}))
         .await
         .expect_error(404, "not_found");
+    // A path id that is not one is `not_found` before the body is read.
+    for path in [
+        "/posts/nothex/messages",
+        "/posts/nothex/waiting",
+        "/posts/nothex/accept",
+        "/messages/nothex/thread",
+    ] {
+        for body in [&b"nope"[..], b"[]", b"{}"] {
+            c.post_raw(path, body).await.expect_error(404, "not_found");
+        }
+    }
 }
 
 async fn public_messages_are_always_empty() {

@@ -43,7 +43,8 @@ pub fn expand(table: &Table) -> TokenStream {
     });
 
     // Every route's path parameters travel in one array of the largest
-    // count, unused places empty.
+    // count, unused places `None` (and all of a raw route's, which reads its
+    // own request).
     let width = table
         .routes
         .iter()
@@ -65,8 +66,6 @@ pub fn expand(table: &Table) -> TokenStream {
             .filter(|(_, seg)| seg.is_none())
             .map(|(i, _)| format_ident!("__p{}", i))
             .collect();
-        let padding = (bound.len()..width).map(|_| quote!(""));
-        let params = quote!([#(*#bound,)* #(#padding,)*]);
         let members: Vec<(usize, &Route)> = table
             .routes
             .iter()
@@ -80,7 +79,11 @@ pub fn expand(table: &Table) -> TokenStream {
             .join(", ");
         let methods = members.iter().map(|(i, r)| {
             let method = r.method.to_string();
-            quote!(#method => (#i, #params),)
+            let given = if r.raw { &[][..] } else { &bound[..] };
+            let padding = (given.len()..width).map(|_| quote!(::core::option::Option::None));
+            let params = quote!([#(::core::option::Option::Some(*#given),)* #(#padding,)*]);
+            let has_body = r.body.is_some() && !r.raw;
+            quote!(#method => (#i, #params, #has_body),)
         });
         quote! {
             [#(#pattern),*] => match req.method.as_str() {
@@ -111,9 +114,25 @@ pub fn expand(table: &Table) -> TokenStream {
             // First which route (and its path's parameters), then what is the
             // same for every route, once, then the route's own call: the steps
             // every route shares are not repeated in each route's arm.
-            let (__index, __params): (usize, [&str; #width]) = match segments.as_slice() {
-                #(#arms)*
-                _ => return crate::http::Response::error(crate::error::Code::NotFound),
+            let (__index, __params, __has_body): (usize, [::core::option::Option<&str>; #width], bool) =
+                match segments.as_slice() {
+                    #(#arms)*
+                    _ => return crate::http::Response::error(crate::error::Code::NotFound),
+                };
+            // Path ids, then the body: a bad id is `not_found` before a bad
+            // body is `bad_request`.
+            for __p in __params.iter().flatten() {
+                if !crate::http::Id::valid(__p) {
+                    return crate::http::Response::error(crate::error::Code::NotFound);
+                }
+            }
+            let __fields = if __has_body {
+                match crate::http::body_object(req) {
+                    ::core::result::Result::Ok(fields) => fields,
+                    ::core::result::Result::Err(e) => return crate::http::Response::from_error(&e),
+                }
+            } else {
+                crate::http::Fields::new()
             };
             // The handler's `ctx.store` is a session of the route's
             // consistency (replica or primary) where the store has sessions
@@ -150,10 +169,12 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
         .collect();
     let parse_params = params.iter().map(|(name, k)| {
         quote! {
-            let #name = match crate::http::Id::parse(__params[#k]) {
+            // Checked above (so that every bad id is `not_found` before any
+            // body is read); taken here as its type.
+            let #name = match __params[#k].and_then(crate::http::Id::parse) {
                 ::core::option::Option::Some(v) => v,
                 ::core::option::Option::None => {
-                    return crate::http::Response::error(crate::error::Code::NotFound)
+                    return crate::http::Response::error(crate::error::Code::Internal)
                 }
             };
         }
@@ -162,9 +183,11 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     let (parse_body, body_arg) = match &r.body {
         Some(ty) => (
             quote! {
-                let body: #ty = match crate::http::json_body(req) {
-                    ::core::result::Result::Ok(v) => v,
-                    ::core::result::Result::Err(e) => return crate::http::Response::from_error(&e),
+                let body: #ty = match crate::http::FromBody::from_body(&__fields) {
+                    ::core::option::Option::Some(v) => v,
+                    ::core::option::Option::None => {
+                        return crate::http::Response::error(crate::error::Code::BadRequest)
+                    }
                 };
             },
             quote_spanned!(ty.span()=> body),
