@@ -3,12 +3,12 @@
 
 use needhave_macros::{FromBody, ToJson};
 
-use super::flag;
+use super::{checks, flag, wrote};
 use crate::error::{ApiError, Code};
 use crate::http::Id;
 use crate::rules;
 use crate::secrets::{new_id, new_secret, sha256_hex};
-use crate::store::{prepare, RowExt, StoreExt};
+use crate::store::{prepare, Row, RowExt, StoreExt};
 use crate::Ctx;
 
 #[derive(FromBody)]
@@ -61,6 +61,21 @@ pub struct MessageView {
     pub text: String,
 }
 
+impl MessageView {
+    /// The messages of `rows` (columns `id`, `text`): the rows that have
+    /// both, so a left join's row without a message is left out.
+    pub(crate) fn rows(rows: &[Row]) -> Vec<MessageView> {
+        rows.iter()
+            .filter_map(|r| {
+                Some(MessageView {
+                    id: r.str("id")?.to_string(),
+                    text: r.str("text")?.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
 #[derive(ToJson)]
 #[cfg_attr(
     not(target_arch = "wasm32"),
@@ -101,6 +116,7 @@ macro_rules! waiting {
 
 pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, ApiError> {
     let text = rules::text(&body.text)?;
+    let ip = ctx.ip_hash()?;
     let message_id = new_id();
     let secret = new_secret();
     let since = ctx.now_ms - rules::HOUR_MS;
@@ -114,7 +130,7 @@ pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, 
                  WHERE ip_hash = ?2 AND role = 'first' AND created_at > ?3) AS recent",
             ))
             .bind(id.as_str())
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(since),
             prepare(concat!(
                 "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at) \
@@ -126,7 +142,7 @@ pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, 
                  RETURNING id",
             ))
             .bind(id.as_str())
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(since)
             .bind(&message_id)
             .bind(text)
@@ -136,7 +152,7 @@ pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, 
             .bind(rules::REPLIES_PER_HOUR),
         ])
         .await?;
-    if results.get(1).is_some_and(|rows| !rows.is_empty()) {
+    if wrote(&results).is_some() {
         return Ok(FirstCreated {
             id: message_id,
             post_id: id.as_str().to_string(),
@@ -144,8 +160,7 @@ pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, 
             secret,
         });
     }
-    let checks = results.first().and_then(|rows| rows.first());
-    Err(match checks {
+    Err(match checks(&results) {
         Some(row) if !flag(row, "post") => Code::NotFound,
         Some(row) if row.int("waiting").unwrap_or(0) >= rules::WAITING_CAP => Code::TooMany,
         Some(row) if row.int("recent").unwrap_or(0) >= rules::REPLIES_PER_HOUR => Code::RateLimited,
@@ -180,19 +195,12 @@ pub async fn waiting(ctx: &Ctx, id: Id, body: PostSecret) -> Result<Waiting, Api
     if !flag(first, "ok") {
         return Err(Code::BadSecret.into());
     }
-    let messages = rows
-        .iter()
-        .filter_map(|r| {
-            Some(MessageView {
-                id: r.str("id")?.to_string(),
-                text: r.str("text")?.to_string(),
-            })
-        })
-        .collect();
+    let messages = MessageView::rows(&rows);
     Ok(Waiting { messages })
 }
 
 pub async fn accept(ctx: &Ctx, id: Id, body: Accept) -> Result<ThreadKey, ApiError> {
+    let ip = ctx.ip_hash()?;
     let thread_key = new_secret();
     let secret_hash = sha256_hex(&body.secret);
     let results = ctx
@@ -221,15 +229,14 @@ pub async fn accept(ctx: &Ctx, id: Id, body: Accept) -> Result<ThreadKey, ApiErr
             .bind(new_id())
             .bind(&thread_key)
             .bind(sha256_hex(&thread_key))
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(ctx.now_ms),
         ])
         .await?;
-    if results.get(1).is_some_and(|rows| !rows.is_empty()) {
+    if wrote(&results).is_some() {
         return Ok(ThreadKey { thread_key });
     }
-    let checks = results.first().and_then(|rows| rows.first());
-    Err(match checks {
+    Err(match checks(&results) {
         None => Code::NotFound,
         Some(row) if !flag(row, "ok") => Code::BadSecret,
         Some(row) if !flag(row, "found") => Code::NotFound,

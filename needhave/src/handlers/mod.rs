@@ -27,6 +27,18 @@ fn flag(row: &Row, col: &str) -> bool {
     row.int(col).unwrap_or(0) != 0
 }
 
+/// The first row the write of a check-then-write batch returned (its
+/// `RETURNING`), or `None` when a condition held it back.
+fn wrote(results: &[Vec<Row>]) -> Option<&Row> {
+    results.get(1).and_then(|rows| rows.first())
+}
+
+/// The row of the batch's checks, which names the error when nothing was
+/// written.
+fn checks(results: &[Vec<Row>]) -> Option<&Row> {
+    results.first().and_then(|rows| rows.first())
+}
+
 #[cfg(test)]
 mod tests {
     use super::messages::{FirstCreated, MessageView, NoMessages, ThreadKey, Waiting};

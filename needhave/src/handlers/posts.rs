@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use needhave_macros::{FromBody, ToJson};
 
-use super::flag;
+use super::{checks, flag, wrote};
 use crate::error::{ApiError, Code};
 use crate::http::{Id, Request, Response, ToJson};
 use crate::rules;
@@ -102,6 +102,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         .and_then(Kind::parse)
         .ok_or(ApiError(Code::BadKind))?;
     let rules::Note { text: note, key } = rules::note(&body.note)?;
+    let ip = ctx.ip_hash()?;
     let id = new_id();
     let secret = new_secret();
     let since = ctx.now_ms - rules::HOUR_MS;
@@ -116,7 +117,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
                  (SELECT count(*) FROM posts WHERE ip_hash = ?2 AND created_at > ?3) AS recent",
             )
             .bind(&key)
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(since)
             .bind(note),
             prepare(
@@ -131,14 +132,14 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
             .bind(kind.as_str())
             .bind(note)
             .bind(sha256_hex(&secret))
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(ctx.now_ms)
             .bind(since)
             .bind(rules::CREATES_PER_HOUR)
             .bind(&key),
         ])
         .await?;
-    if results.get(1).is_some_and(|rows| !rows.is_empty()) {
+    if wrote(&results).is_some() {
         return Ok(PostCreated {
             id,
             kind,
@@ -146,8 +147,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
             secret,
         });
     }
-    let checks = results.first().and_then(|rows| rows.first());
-    Err(match checks {
+    Err(match checks(&results) {
         Some(row) if flag(row, "dup") => Code::DuplicateNote,
         Some(row) if row.int("recent").unwrap_or(0) >= rules::CREATES_PER_HOUR => Code::RateLimited,
         _ => Code::Internal,

@@ -3,7 +3,7 @@
 
 use needhave_macros::{FromBody, ToJson};
 
-use super::flag;
+use super::{checks, flag, wrote};
 use crate::error::{ApiError, Code};
 use crate::handlers::messages::MessageView;
 use crate::http::Id;
@@ -116,15 +116,7 @@ pub async fn read(ctx: &Ctx, body: ThreadKeyBody) -> Result<Thread, ApiError> {
         .and_then(|r| r.str("post_id"))
         .ok_or(ApiError(Code::NotFound))?
         .to_string();
-    let messages = rows
-        .iter()
-        .filter_map(|r| {
-            Some(MessageView {
-                id: r.str("id")?.to_string(),
-                text: r.str("text")?.to_string(),
-            })
-        })
-        .collect();
+    let messages = MessageView::rows(&rows);
     Ok(Thread { post_id, messages })
 }
 
@@ -138,6 +130,7 @@ macro_rules! recent_later {
 
 pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiError> {
     let text = rules::text(&body.text)?;
+    let ip = ctx.ip_hash()?;
     let id = new_id();
     let key_hash = sha256_hex(&body.thread_key);
     let since = ctx.now_ms - rules::HOUR_MS;
@@ -151,7 +144,7 @@ pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiEr
                 " AS recent",
             ))
             .bind(&key_hash)
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(since),
             prepare(concat!(
                 "INSERT INTO messages (id, post_id, role, text, thread_key_hash, ip_hash, created_at) \
@@ -161,7 +154,7 @@ pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiEr
                 " < ?7 RETURNING post_id",
             ))
             .bind(&key_hash)
-            .bind(ctx.ip_hash()?)
+            .bind(ip)
             .bind(since)
             .bind(&id)
             .bind(text)
@@ -169,14 +162,13 @@ pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiEr
             .bind(rules::THREAD_MESSAGES_PER_HOUR),
         ])
         .await?;
-    if let Some(row) = results.get(1).and_then(|rows| rows.first()) {
+    if let Some(row) = wrote(&results) {
         return Ok(LaterCreated {
             id,
             post_id: row.str("post_id").unwrap_or_default().to_string(),
         });
     }
-    let checks = results.first().and_then(|rows| rows.first());
-    Err(match checks {
+    Err(match checks(&results) {
         Some(row) if !flag(row, "thread") => Code::NotFound,
         Some(row) if row.int("recent").unwrap_or(0) >= rules::THREAD_MESSAGES_PER_HOUR => {
             Code::RateLimited
