@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{ApiError, Code, ErrorBody};
+use crate::error::{ApiError, Code};
 use crate::table::Route;
 
 #[derive(Clone, Debug, Default)]
@@ -72,8 +72,13 @@ impl Response {
         }
     }
 
+    /// `{"error": CODE}` ([`crate::error::ErrorBody`], which documents it),
+    /// written from the code's name rather than through serde.
     pub fn error(code: Code) -> Self {
-        Response::json(code.status(), &ErrorBody { error: code })
+        let mut body = b"{\"error\":".to_vec();
+        write_str(&mut body, code.as_str());
+        body.push(b'}');
+        Response::new(code.status(), JSON, body)
     }
 
     pub fn from_error(e: &ApiError) -> Self {
@@ -303,6 +308,16 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_bodies_as_serde_json_writes_them() {
+        for &code in Code::ALL {
+            let r = Response::error(code);
+            let want = serde_json::to_vec(&crate::error::ErrorBody { error: code }).unwrap();
+            assert_eq!((r.status, &r.body), (code.status(), &want));
+            assert_eq!(r.header("content-type"), Some(JSON));
+        }
+    }
 
     #[test]
     fn ids() {
