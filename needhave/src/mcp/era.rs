@@ -15,12 +15,26 @@
 //! only that revision has. Anything else is served as 2025, exactly as
 //! before, so that older clients see no change.
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::{server_info, MODERN_VERSIONS, PROTOCOL_VERSIONS};
 
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+// Macros, so that the error messages can name them with `concat!`: a
+// message known at compile time costs no formatting code.
+macro_rules! meta_version {
+    () => {
+        "io.modelcontextprotocol/protocolVersion"
+    };
+}
+macro_rules! meta_capabilities {
+    () => {
+        "io.modelcontextprotocol/clientCapabilities"
+    };
+}
+const META_VERSION: &str = meta_version!();
+const META_CAPABILITIES: &str = meta_capabilities!();
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// How long a client may keep `server/discover` and the lists: all are
@@ -66,14 +80,14 @@ impl Transport<'_> {
 pub struct RpcError {
     pub status: u16,
     pub code: i64,
-    pub message: String,
+    pub message: Cow<'static, str>,
     pub data: Option<Value>,
 }
 
 impl RpcError {
     /// An error of the JSON-RPC core: HTTP 200 in both eras, so that
     /// clients keep the code.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub fn new(code: i64, message: impl Into<Cow<'static, str>>) -> Self {
         RpcError {
             status: 200,
             code,
@@ -97,6 +111,11 @@ impl RpcError {
     }
 }
 
+/// -32601: no such method (in the era asked, or at all).
+pub fn method_not_found(method: &str) -> RpcError {
+    RpcError::new(-32601, ["Method not found: ", method].concat())
+}
+
 /// A version this server does not speak: 400, -32022, with every version it
 /// does speak (2025 ones included), so a client can choose one and retry,
 /// or fall back to `initialize`.
@@ -106,8 +125,23 @@ pub fn unsupported(requested: &str) -> RpcError {
     e
 }
 
-fn header_mismatch(message: String) -> RpcError {
-    RpcError::new(-32020, format!("Header mismatch: {message}")).with_status(400)
+/// -32020, a header missing or malformed.
+fn header_error(message: &'static str) -> RpcError {
+    RpcError::new(-32020, message).with_status(400)
+}
+
+/// -32020, a mirrored header whose value is not the body's.
+fn header_mismatch(header: &str, value: &str, body: &str) -> RpcError {
+    let message = [
+        "Header mismatch: ",
+        header,
+        " header value '",
+        value,
+        "' does not match body value '",
+        body,
+        "'",
+    ];
+    RpcError::new(-32020, message.concat()).with_status(400)
 }
 
 /// The `MCP-Protocol-Version` header on its own, for what `read` never
@@ -150,7 +184,11 @@ pub fn read(
         Some(_) => {
             return Err(RpcError::new(
                 -32602,
-                format!("Invalid params: _meta[\"{META_VERSION}\"] is a string"),
+                concat!(
+                    "Invalid params: _meta[\"",
+                    meta_version!(),
+                    "\"] is a string"
+                ),
             )
             .with_status(400))
         }
@@ -159,9 +197,7 @@ pub fn read(
     let header_version = headers.and_then(|h| h.protocol_version).map(str::trim);
     if let (Some(h), Some(m)) = (header_version, meta_version) {
         if h != m {
-            return Err(header_mismatch(format!(
-                "MCP-Protocol-Version header value '{h}' does not match body value '{m}'"
-            )));
+            return Err(header_mismatch("MCP-Protocol-Version", h, m));
         }
     }
     if let Some(v) = meta_version.filter(|v| !PROTOCOL_VERSIONS.contains(v)) {
@@ -186,9 +222,12 @@ pub fn read(
     if meta_version.is_none() || !has_capabilities {
         return Err(RpcError::new(
             -32602,
-            format!(
-                "Invalid params: a 2026-07-28 request carries params._meta with \
-                 \"{META_VERSION}\" and \"{META_CAPABILITIES}\" (an object)"
+            concat!(
+                "Invalid params: a 2026-07-28 request carries params._meta with \"",
+                meta_version!(),
+                "\" and \"",
+                meta_capabilities!(),
+                "\" (an object)"
             ),
         )
         .with_status(400));
@@ -204,35 +243,35 @@ pub fn read(
 /// required and equal to the body's values.
 fn check_mirrored(h: &Headers, method: &str, params: &Map<String, Value>) -> Result<(), RpcError> {
     if h.protocol_version.is_none() {
-        return Err(header_mismatch(
-            "the MCP-Protocol-Version header is required".into(),
+        return Err(header_error(
+            "Header mismatch: the MCP-Protocol-Version header is required",
         ));
     }
     match h.method {
-        None => return Err(header_mismatch("the Mcp-Method header is required".into())),
+        None => {
+            return Err(header_error(
+                "Header mismatch: the Mcp-Method header is required",
+            ))
+        }
         Some(m) if m.trim() != method => {
-            return Err(header_mismatch(format!(
-                "Mcp-Method header value '{}' does not match body value '{method}'",
-                m.trim()
-            )))
+            return Err(header_mismatch("Mcp-Method", m.trim(), method))
         }
         Some(_) => {}
     }
     if method == "tools/call" {
         let body = params.get("name").and_then(Value::as_str);
         let Some(raw) = h.name else {
-            return Err(header_mismatch("the Mcp-Name header is required".into()));
+            return Err(header_error(
+                "Header mismatch: the Mcp-Name header is required",
+            ));
         };
         let Some(header) = decode_header_value(raw) else {
-            return Err(header_mismatch(
-                "the Mcp-Name header is not a valid value".into(),
+            return Err(header_error(
+                "Header mismatch: the Mcp-Name header is not a valid value",
             ));
         };
         if Some(header.as_str()) != body {
-            return Err(header_mismatch(format!(
-                "Mcp-Name header value '{header}' does not match body value '{}'",
-                body.unwrap_or("")
-            )));
+            return Err(header_mismatch("Mcp-Name", &header, body.unwrap_or("")));
         }
     }
     Ok(())
@@ -298,7 +337,7 @@ impl Era {
     /// The unknown-method error: HTTP 200 in 2025 (clients keep the code),
     /// 404 in 2026-07-28, as its transport asks.
     pub fn unknown_method(self, method: &str) -> RpcError {
-        let e = RpcError::new(-32601, format!("Method not found: {method}"));
+        let e = method_not_found(method);
         match self {
             Era::Legacy => e,
             Era::Modern => e.with_status(404),

@@ -132,7 +132,7 @@ impl tools::Exec for InProcess<'_> {
 
 /// A refusal before the body is handled, with the request's id when the
 /// body has one.
-fn refuse(req: &Request, status: u16, code: i64, message: &str) -> Response {
+fn refuse(req: &Request, status: u16, code: i64, message: &'static str) -> Response {
     let e = era::RpcError::new(code, message);
     Response::json(status, &server::refuse(&req.body, &e))
 }

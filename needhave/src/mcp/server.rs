@@ -16,13 +16,26 @@ use super::tools::{self, Exec, Ran};
 use super::{documents, LEGACY_VERSIONS};
 use crate::table::Api;
 
+// Macros, so that the messages can name the limits with `concat!`: a
+// message known at compile time costs no formatting code.
+macro_rules! max_batch {
+    () => {
+        20
+    };
+}
+macro_rules! max_batch_answer {
+    () => {
+        2097152
+    };
+}
+
 /// More elements than this in one batch are refused as a whole.
-pub const MAX_BATCH: usize = 20;
+pub const MAX_BATCH: usize = max_batch!();
 
 /// A batch stops running once its answers add up to this many bytes: the
 /// elements left get an error each (and are not run), so that a request
 /// of a few KB never gets much more than this back.
-pub const MAX_BATCH_ANSWER: usize = 2 * 1024 * 1024;
+pub const MAX_BATCH_ANSWER: usize = max_batch_answer!(); // 2 MiB
 
 /// The JSON-RPC code for elements of a batch that were not run: the
 /// implementation-defined range, since no standard code says "later".
@@ -107,7 +120,11 @@ async fn batch<E: Exec + ?Sized>(
     if items.len() > MAX_BATCH {
         let e = RpcError::new(
             -32600,
-            format!("Invalid Request: a batch has at most {MAX_BATCH} elements"),
+            concat!(
+                "Invalid Request: a batch has at most ",
+                max_batch!(),
+                " elements"
+            ),
         );
         return reply(200, error(None, &e));
     }
@@ -129,9 +146,10 @@ async fn batch<E: Exec + ?Sized>(
             if let Some(id) = id_of(&item) {
                 let e = RpcError::new(
                     NOT_RUN,
-                    format!(
-                        "Not run: this batch's answers reached {MAX_BATCH_ANSWER} bytes; \
-                         send this request again on its own"
+                    concat!(
+                        "Not run: this batch's answers reached ",
+                        max_batch_answer!(),
+                        " bytes; send this request again on its own"
                     ),
                 );
                 replies.push(error(Some(id), &e));
@@ -162,19 +180,19 @@ pub async fn handle_message<E: Exec + ?Sized>(
     exec: &E,
     in_batch: bool,
 ) -> Option<(u16, Value)> {
-    let invalid = |id: Option<Value>, why: &str| {
-        let e = RpcError::new(-32600, format!("Invalid Request: {why}"));
+    let invalid = |id: Option<Value>, why: &'static str| {
+        let e = RpcError::new(-32600, why);
         Some((e.status, error(id, &e)))
     };
     let Value::Object(obj) = msg else {
-        return invalid(None, "not an object");
+        return invalid(None, "Invalid Request: not an object");
     };
     // A notification has no `id` member at all; `"id": null` is a request
     // with an id MCP forbids.
     let id = match obj.get("id") {
         None => None,
         Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
-        Some(_) => return invalid(None, "id is a string or a number"),
+        Some(_) => return invalid(None, "Invalid Request: id is a string or a number"),
     };
     let is_response =
         !obj.contains_key("method") && (obj.contains_key("result") || obj.contains_key("error"));
@@ -185,7 +203,7 @@ pub async fn handle_message<E: Exec + ?Sized>(
     let (Some(method), Some("2.0")) = (method, obj.get("jsonrpc").and_then(Value::as_str)) else {
         return invalid(
             id,
-            "a JSON-RPC 2.0 request has jsonrpc \"2.0\" and a string method",
+            "Invalid Request: a JSON-RPC 2.0 request has jsonrpc \"2.0\" and a string method",
         );
     };
     let empty = Map::new();
@@ -231,7 +249,7 @@ async fn run<E: Exec + ?Sized>(
         "resources/list" => Ok(json!({"resources": []})),
         "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
         "tools/call" => call(api, params, exec).await,
-        _ => Err(RpcError::new(-32601, format!("Method not found: {method}"))),
+        _ => Err(era::method_not_found(method)),
     }
 }
 
@@ -260,7 +278,7 @@ async fn call<E: Exec + ?Sized>(
         .ok_or_else(|| RpcError::new(-32602, "Invalid params: `name` is required"))?;
     let tool = api
         .tool(name)
-        .ok_or_else(|| RpcError::new(-32602, format!("Unknown tool: {name}")))?;
+        .ok_or_else(|| RpcError::new(-32602, ["Unknown tool: ", name].concat()))?;
     let empty = Map::new();
     let args = match params.get("arguments") {
         None | Some(Value::Null) => &empty,

@@ -53,7 +53,7 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
     let is_required = |name: &str| required.is_some_and(|r| r.iter().any(|n| n == name));
     for (name, value) in args {
         let Some(property) = properties.and_then(|p| p.get(name)) else {
-            return Err(format!("unknown argument `{name}`"));
+            return Err(["unknown argument `", name, "`"].concat());
         };
         if value.is_null() && !is_required(name) {
             continue;
@@ -69,13 +69,13 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
             _ => false,
         };
         if !fits {
-            return Err(format!("argument `{name}` must be a {ty}"));
+            return Err(["argument `", name, "` must be a ", ty].concat());
         }
     }
     let given = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
     for name in required.into_iter().flatten().filter_map(Value::as_str) {
         if !given(name) {
-            return Err(format!("missing argument `{name}`"));
+            return Err(["missing argument `", name, "`"].concat());
         }
     }
     let together = field("dependentRequired").and_then(Value::as_object);
@@ -83,7 +83,7 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
         let others = others.as_array().into_iter().flatten();
         if let Some(other) = others.filter_map(Value::as_str).find(|o| !given(o)) {
             if given(name) {
-                return Err(format!("argument `{name}` needs `{other}` as well"));
+                return Err(["argument `", name, "` needs `", other, "` as well"].concat());
             }
         }
     }
@@ -151,15 +151,24 @@ pub fn result(status: u16, body: Value) -> Value {
     // `to_string`, not `Value`'s `Display`, which would link a second copy
     // of the serializer into the Worker.
     let text = serde_json::to_string(&body).unwrap_or_default();
-    if status >= 400 {
-        return json!({"content": [{"type": "text", "text": text}], "isError": true});
-    }
-    let mut r = json!({"content": [{"type": "text", "text": text}], "isError": false});
+    let mut r = text_result(text, status >= 400);
     // MCP 2025 allows only an object as structured content; every answer of
     // the list is one, but nothing else may slip through.
-    if body.is_object() {
-        r["structuredContent"] = body;
+    if status < 400 && body.is_object() {
+        r.insert("structuredContent".into(), body);
     }
+    Value::Object(r)
+}
+
+/// `{"content": [{"type": "text", "text": …}], "isError": …}`, written
+/// once for every kind of result.
+fn text_result(text: String, is_error: bool) -> Map<String, Value> {
+    let mut content = Map::new();
+    content.insert("text".into(), Value::String(text));
+    content.insert("type".into(), "text".into());
+    let mut r = Map::new();
+    r.insert("content".into(), Value::Array(vec![Value::Object(content)]));
+    r.insert("isError".into(), is_error.into());
     r
 }
 
@@ -167,30 +176,66 @@ pub fn result(status: u16, body: Value) -> Value {
 /// that the model reads what to mend, with the code `bad_request` the
 /// HTTP call would answer and a sentence naming the argument.
 pub fn bad_arguments(tool: &Tool, why: &str) -> Value {
-    let body = json!({"error": "bad_request", "message": format!("{}: {why}", tool.name)});
-    result(400, body)
+    let mut body = Map::new();
+    body.insert("error".into(), "bad_request".into());
+    body.insert("message".into(), [tool.name, ": ", why].concat().into());
+    result(400, Value::Object(body))
 }
 
 /// The list could not be reached: a result with `isError` naming the cause.
 pub fn failure(cause: &str) -> Value {
-    json!({
-        "content": [{"type": "text", "text": cause}],
-        "isError": true,
-    })
+    Value::Object(text_result(cause.to_string(), true))
 }
 
-/// Percent-encodes a path segment so that an argument can never reach
-/// another route (`../threads`); the dispatcher then answers `not_found`.
-fn segment(s: &str) -> String {
+/// Whether `path` has the segment `:name`.
+fn has_param(path: &str, name: &str) -> bool {
+    path.split('/').any(|s| s.strip_prefix(':') == Some(name))
+}
+
+/// `path` with its `:name` segment replaced by `value`, percent-encoded so
+/// that an argument can never reach another route (`../threads`); the
+/// dispatcher then answers `not_found`.
+fn fill(path: &str, name: &str, value: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::new();
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
+    for (i, s) in path.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        if s.strip_prefix(':') != Some(name) {
+            out.push_str(s);
+            continue;
+        }
+        for b in value.bytes() {
+            if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+                out.push(b as char);
+            } else {
+                out.push('%');
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
+            }
         }
     }
     out
+}
+
+/// The sentence for a path argument the call lacks, naming the branches'
+/// arguments that would have done instead.
+fn missing(tool: &Tool, arg: &str) -> String {
+    let mut why = String::from("missing argument `");
+    why.push_str(arg);
+    why.push('`');
+    let mut sep = " (or give `";
+    for when in tool.branches.iter().filter_map(|b| b.when) {
+        why.push_str(sep);
+        why.push_str(when);
+        why.push('`');
+        sep = " or `";
+    }
+    if sep != " (or give `" {
+        why.push(')');
+    }
+    why
 }
 
 /// What a plan ended with.
@@ -229,41 +274,17 @@ pub async fn run<E: Exec + ?Sized>(
                 Source::Lit(l) => Some(Value::String(l.to_string())),
                 Source::Prev(p) => merged.get(*p).cloned(),
             };
-            let placeholder = format!(":{name}");
-            if path.split('/').any(|s| s == placeholder) {
+            if has_param(&path, name) {
                 let Some(Value::String(v)) = value else {
-                    let arg = match source {
-                        Source::Arg(a) | Source::Prev(a) => a,
-                        Source::Lit(l) => l,
-                    };
-                    let instead: Vec<String> = tool
-                        .branches
-                        .iter()
-                        .filter_map(|b| b.when.map(|w| format!("`{w}`")))
-                        .collect();
-                    let or = if instead.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (or give {})", instead.join(" or "))
-                    };
-                    return Ok(Ran::Missing(format!("missing argument `{arg}`{or}")));
+                    let (Source::Arg(arg) | Source::Prev(arg) | Source::Lit(arg)) = source;
+                    return Ok(Ran::Missing(missing(tool, arg)));
                 };
                 if v.is_empty() {
                     // Not an id; and `/posts/` would be `/posts` (the
                     // dispatcher forgives a trailing slash): another route.
                     return Ok(Ran::Answer(404, json!({"error": "not_found"})));
                 }
-                path = path
-                    .split('/')
-                    .map(|s| {
-                        if s == placeholder {
-                            segment(&v)
-                        } else {
-                            s.to_string()
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("/");
+                path = fill(&path, name, &v);
             } else if let Some(v) = value.filter(|v| !v.is_null()) {
                 body.insert((*name).to_string(), v);
             }
