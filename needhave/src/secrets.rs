@@ -117,7 +117,7 @@ fn parse_ipv6(s: &str) -> Option<[u16; 8]> {
         }
         let items: Vec<&str> = part.split(':').collect();
         for (i, item) in items.iter().enumerate() {
-            if item.contains('.') && i + 1 == items.len() {
+            if item.as_bytes().contains(&b'.') && i + 1 == items.len() {
                 let v4 = parse_ipv4(item)?;
                 out.push(u16::from_be_bytes([v4[0], v4[1]]));
                 out.push(u16::from_be_bytes([v4[2], v4[3]]));
@@ -138,7 +138,7 @@ fn parse_ipv6(s: &str) -> Option<[u16; 8]> {
             groups(h, &mut head)?;
             groups(t, &mut tail)?;
             // An IPv4 only ends the address; `::` stands for one group or more.
-            let v4_in_head = h.contains('.');
+            let v4_in_head = h.as_bytes().contains(&b'.');
             if v4_in_head || double(t).is_some() || head.len() + tail.len() > 7 {
                 return None;
             }

@@ -179,7 +179,7 @@ fn is_loopback(host: &str) -> bool {
 pub fn documents(api: &Api) -> impl Iterator<Item = &'static Route> + '_ {
     api.routes
         .iter()
-        .filter(|r| r.method == "GET" && !r.path.contains(':'))
+        .filter(|r| r.method == "GET" && !r.path.as_bytes().contains(&b':'))
 }
 
 /// Whether a route is one of the discovery documents (a text document the

@@ -7,7 +7,6 @@
 //! [`DIGEST`] where the digest goes.
 
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
 use super::llms::limits;
@@ -80,9 +79,7 @@ pub fn index_of(digest: &str) -> String {
 
 /// The index as rendered from the table for `origin`.
 pub fn index_json(api: &Api, origin: &str) -> String {
-    index_of(&hex::encode(Sha256::digest(
-        skill_md(api, origin).as_bytes(),
-    )))
+    index_of(&crate::secrets::sha256_hex(&skill_md(api, origin)))
 }
 
 /// `SKILL.md` as served to `origin`.
@@ -93,7 +90,7 @@ pub fn served_skill(origin: &str) -> String {
 /// The index as served to `origin`: the digest of what [`served_skill`]
 /// gives it.
 pub fn served_index(origin: &str) -> String {
-    let digest = hex::encode(Sha256::digest(served_skill(origin).as_bytes()));
+    let digest = crate::secrets::sha256_hex(&served_skill(origin));
     fill(INDEX_JSON, &[(DIGEST, &digest)])
 }
 

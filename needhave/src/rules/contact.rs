@@ -39,7 +39,7 @@ fn holds_email(c: &[char]) -> bool {
 fn local_before(c: &[char], at: usize) -> bool {
     let mut k = at;
     let mut alnum = false;
-    while k > 0 && (is_alphanumeric(c[k - 1]) || "._%+-'".contains(c[k - 1])) {
+    while k > 0 && (is_alphanumeric(c[k - 1]) || one_of("._%+-'", c[k - 1])) {
         k -= 1;
         alnum |= is_alphanumeric(c[k]);
     }
@@ -169,13 +169,20 @@ fn chain(c: &[char], start: usize) -> Chain<'_> {
     out
 }
 
+/// Whether `c` is one of `set`'s chars: by chars rather than
+/// `str::contains(char)`, which links the two-way string searcher (a char
+/// past ASCII is searched for as a string) into the Worker.
+fn one_of(set: &str, c: char) -> bool {
+    set.chars().any(|s| s == c)
+}
+
 /// What may stand before a phone number: nothing, a space, or opening and
 /// sentence punctuation. A letter, digit, `#`, `/`, `-`, `.` or currency
 /// sign before it makes it part of a code, a path, a serial or a price.
 fn opens(prev: Option<char>) -> bool {
     match prev {
         None => true,
-        Some(p) => p.is_whitespace() || "\"'([{<:;,!?«“‘".contains(p),
+        Some(p) => p.is_whitespace() || one_of("\"'([{<:;,!?«“‘", p),
     }
 }
 
@@ -184,7 +191,7 @@ fn opens(prev: Option<char>) -> bool {
 fn closes(next: Option<char>) -> bool {
     match next {
         None => true,
-        Some(n) => n.is_whitespace() || ".,;:!?)]}>\"'»”’".contains(n),
+        Some(n) => n.is_whitespace() || one_of(".,;:!?)]}>\"'»”’", n),
     }
 }
 
