@@ -16,7 +16,7 @@
 //! (the renderer was 3.1 KB of it; the two documents count 2.3 KB back),
 //! measured with the build bench/worker-size.sh makes.
 
-use super::{inline_html, link_header, Link, LINKS};
+use super::{inline_html, Link, LINKS, LINK_HEADER};
 use crate::http::{Request, Response};
 use crate::table::Api;
 use crate::Ctx;
@@ -109,19 +109,23 @@ pub fn render(api: &Api) -> String {
 /// Whether the client asks for Markdown over HTML: `text/markdown` with a
 /// higher quality than `text/html`, or the same and listed first.
 pub fn wants_markdown(accept: &str) -> bool {
+    // (quality, position) of the best range for Markdown, then for HTML.
     let mut best: [Option<(u16, usize)>; 2] = [None, None];
     for (i, range) in accept.split(',').enumerate() {
         let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let media = parts.next().unwrap_or("").trim();
+        // Case-insensitive without a lower-cased copy.
+        let slot = if media.eq_ignore_ascii_case("text/markdown") {
+            0
+        } else if media.eq_ignore_ascii_case("text/html") {
+            1
+        } else {
+            continue;
+        };
         let q = parts
             .filter_map(|p| p.trim().strip_prefix("q="))
             .find_map(|q| permille(q.trim()))
             .unwrap_or(1000);
-        let slot = match media.as_str() {
-            "text/markdown" => 0,
-            "text/html" => 1,
-            _ => continue,
-        };
         if best[slot].is_none_or(|(bq, _)| q > bq) {
             best[slot] = Some((q, i));
         }
@@ -164,7 +168,7 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
         "text/html; charset=utf-8",
         INDEX_HTML.as_bytes().to_vec(),
     )
-    .with_header("link", &link_header())
+    .with_header("link", LINK_HEADER)
     .with_header("vary", "Accept")
     // The page runs nothing and loads nothing but its own inline style.
     .with_header(
@@ -177,7 +181,7 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
 /// `GET /index.md`, and `GET /` for a client that prefers Markdown.
 pub async fn index_md(_req: &Request, ctx: &Ctx) -> Response {
     super::text(super::media_of(ctx.api, "/index.md"), INDEX_MD.to_string())
-        .with_header("link", &link_header())
+        .with_header("link", LINK_HEADER)
 }
 
 #[cfg(test)]

@@ -132,6 +132,20 @@ pub struct Link(
     pub &'static str,
 );
 
+/// The one `Link` header of `GET /`, as served: [`link_header`] written
+/// out, which a test holds it to (the Worker then carries neither the loop
+/// nor the links' titles, which only the pre-rendered documents show).
+pub const LINK_HEADER: &str = concat!(
+    "</openapi.json>; rel=\"service-desc\"; type=\"application/openapi+json\", ",
+    "</llms.txt>; rel=\"service-doc\"; type=\"text/plain\", ",
+    "</index.md>; rel=\"alternate\"; type=\"text/markdown\", ",
+    "</.well-known/api-catalog>; rel=\"api-catalog\"; type=\"application/linkset+json\", ",
+    "</mcp>; rel=\"mcp\"; type=\"application/json\", ",
+    "</mcp/server-card>; rel=\"mcp-server-card\"; type=\"application/json\", ",
+    "</.well-known/agent-skills/index.json>; rel=\"agent-skills\"; type=\"application/json\", ",
+    "</sitemap.xml>; rel=\"sitemap\"; type=\"application/xml\"",
+);
+
 /// The one `Link` header of `GET /`, naming every entry of [`LINKS`].
 pub fn link_header() -> String {
     // By `push_str` rather than `format!` and `join`: less Worker code.
@@ -164,7 +178,7 @@ pub fn origin(req: &Request) -> String {
         _ if is_loopback(host) => "http",
         _ => "https",
     };
-    format!("{scheme}://{host}")
+    [scheme, "://", host].concat()
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -280,6 +294,7 @@ mod tests {
     #[test]
     fn link_header_names_each_link_once() {
         let header = link_header();
+        assert_eq!(LINK_HEADER, header, "LINK_HEADER is link_header()");
         assert!(header.starts_with(
             r#"</openapi.json>; rel="service-desc"; type="application/openapi+json", </llms.txt>; rel="service-doc"; type="text/plain", "#
         ));
