@@ -173,12 +173,14 @@ async fn answer(request: &Request, env: &JsValue, config: Config) -> Response {
 
 /// The runtime's response: exactly these headers (the runtime adds no
 /// content type to a byte body), and no body at all when it is empty, as a
-/// 204 or 304 must be.
+/// 204 or 304 must be. The headers go in as `[name, value]` pairs, which
+/// the constructor checks as `Headers.append` would, in one call.
 fn to_js(resp: &Response) -> Result<web_sys::Response, JsValue> {
-    let headers = web_sys::Headers::new()?;
-    for (name, value) in &resp.headers {
-        headers.append(name, value)?;
-    }
+    let headers: Array = resp
+        .headers
+        .iter()
+        .map(|(name, value)| Array::of2(&JsValue::from_str(name), &JsValue::from_str(value)))
+        .collect();
     let init = web_sys::ResponseInit::new();
     init.set_status(resp.status);
     init.set_headers(&headers);
