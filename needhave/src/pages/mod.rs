@@ -182,9 +182,12 @@ pub fn origin(req: &Request) -> String {
 }
 
 fn is_loopback(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.split(':').next().unwrap_or(""),
+    // The name as the Origin rules read it, without an IPv6 address's
+    // brackets.
+    let name = crate::origin::host_name(host);
+    let name = match name.strip_prefix('[') {
+        Some(inner) => inner.strip_suffix(']').unwrap_or(inner),
+        None => name,
     };
     name == "localhost" || name.ends_with(".localhost") || name.starts_with("127.") || name == "::1"
 }
@@ -316,6 +319,8 @@ mod tests {
         };
         assert_eq!(at(Some("127.0.0.1:8787"), None), "http://127.0.0.1:8787");
         assert_eq!(at(Some("[::1]:80"), None), "http://[::1]:80");
+        // No closing bracket: still the loopback name, and no panic.
+        assert_eq!(at(Some("[::1"), None), "http://[::1");
         assert_eq!(at(Some("needhave.io"), None), "https://needhave.io");
         assert_eq!(at(Some("needhave.io"), Some("http")), "http://needhave.io");
         assert_eq!(
