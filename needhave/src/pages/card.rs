@@ -17,7 +17,7 @@
 
 use serde_json::{json, Value};
 
-use super::{fill, json_inner, origin, text, ORIGIN};
+use super::{fill, origin, origin_as, text, Escape, ORIGIN};
 use crate::http::{Request, Response, JSON};
 use crate::mcp::{self, PROTOCOL_VERSIONS};
 use crate::table::Api;
@@ -81,7 +81,7 @@ pub fn served(api: &Api, origin: &str) -> String {
     let tools = serde_json::to_string(&mcp::tools::list(api)["tools"]).unwrap_or_default();
     fill(
         SERVER_CARD,
-        &[(ORIGIN, &json_inner(origin)), (TOOLS, &tools)],
+        &[(ORIGIN, &origin_as(origin, Escape::Json)), (TOOLS, &tools)],
     )
 }
 

@@ -8,11 +8,11 @@
 
 use serde_json::{json, Value};
 
-use super::{fill, json_inner, media_of, origin, text, ORIGIN};
+use super::{fill_origin, filled, Escape};
 use crate::http::{Request, Response};
 use crate::Ctx;
 
-/// [`linkset`] of [`ORIGIN`], as JSON text, checked in.
+/// [`linkset`] of [`ORIGIN`](super::ORIGIN), as JSON text, checked in.
 pub const API_CATALOG: &str = include_str!("../../documents/api-catalog.json");
 
 /// The linkset for `origin` (`scheme://host[:port]`).
@@ -40,12 +40,15 @@ pub fn linkset(origin: &str) -> Value {
 
 /// The linkset as served to `origin`.
 pub fn served(origin: &str) -> String {
-    fill(API_CATALOG, &[(ORIGIN, &json_inner(origin))])
+    fill_origin(API_CATALOG, origin, Escape::Json)
 }
 
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    text(
-        media_of(ctx.api, "/.well-known/api-catalog"),
-        served(&origin(req)),
+    filled(
+        req,
+        ctx,
+        "/.well-known/api-catalog",
+        API_CATALOG,
+        Escape::Json,
     )
 }

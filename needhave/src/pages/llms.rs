@@ -5,13 +5,13 @@
 //! `needhave/documents/llms.txt` (see [`super`]).
 
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
-use super::{fill, media_of, origin, text, Link, LINKS, ORIGIN};
+use super::{fill_origin, filled, Escape, Link, LINKS};
 use crate::http::{Request, Response};
 use crate::rules;
 use crate::table::Api;
 use crate::Ctx;
 
-/// [`llms_txt`] of the table and [`ORIGIN`], checked in.
+/// [`llms_txt`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
 pub const LLMS_TXT: &str = include_str!("../../documents/llms.txt");
 
 /// The limits, from the constants the rules enforce.
@@ -67,9 +67,9 @@ pub fn llms_txt(api: &Api, origin: &str) -> String {
 
 /// llms.txt as served to `origin`.
 pub fn served(origin: &str) -> String {
-    fill(LLMS_TXT, &[(ORIGIN, origin)])
+    fill_origin(LLMS_TXT, origin, Escape::Text)
 }
 
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    text(media_of(ctx.api, "/llms.txt"), served(&origin(req)))
+    filled(req, ctx, "/llms.txt", LLMS_TXT, Escape::Text)
 }

@@ -29,6 +29,7 @@ pub mod skills;
 
 use crate::http::{Request, Response};
 use crate::table::{Api, Body, Route};
+use crate::Ctx;
 
 /// The discovery documents `GET /` names in its one `Link` header, with
 /// their relation types: `service-desc`, `service-doc`, `alternate`,
@@ -113,15 +114,49 @@ pub fn fill(template: &str, marks: &[(&str, &str)]) -> String {
     out
 }
 
-/// `text` as the inside of a JSON string (a Host header may hold `"` or
-/// `\`): what goes in place of a mark in a JSON document.
-pub fn json_inner(text: &str) -> String {
-    let quoted = serde_json::to_string(text).unwrap_or_default();
-    quoted
-        .strip_prefix('"')
-        .and_then(|q| q.strip_suffix('"'))
-        .unwrap_or("")
-        .to_string()
+/// How the origin is written into a document: as is, or escaped for XML
+/// or for the inside of a JSON string.
+#[derive(Clone, Copy)]
+pub enum Escape {
+    Text,
+    Xml,
+    Json,
+}
+
+/// `template` with the origin put in where [`ORIGIN`] stands, written as
+/// `how` says. [`origin`] keeps an origin to visible ASCII, so in JSON only
+/// `"` and `\` need a backslash (`tests/documents.rs` holds the result to
+/// what serde_json writes).
+pub fn fill_origin(template: &str, origin: &str, how: Escape) -> String {
+    fill(template, &[(ORIGIN, &origin_as(origin, how))])
+}
+
+/// The origin as it goes into a document, written as `how` says.
+pub fn origin_as(origin: &str, how: Escape) -> String {
+    match how {
+        Escape::Text => origin.to_string(),
+        Escape::Xml => escape(origin),
+        Escape::Json => {
+            let mut out = String::with_capacity(origin.len() + 4);
+            for c in origin.chars() {
+                if matches!(c, '"' | '\\') {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out
+        }
+    }
+}
+
+/// The answer of a pre-rendered document that differs per host only by
+/// its origin (robots.txt, the sitemap, llms.txt, SKILL.md, the API
+/// catalog): one copy of this for all their handlers in the Worker.
+pub fn filled(req: &Request, ctx: &Ctx, path: &str, template: &str, how: Escape) -> Response {
+    text(
+        media_of(ctx.api, path),
+        fill_origin(template, &origin(req), how),
+    )
 }
 
 /// One discovery link: path, relation type, media type, title.

@@ -3,14 +3,14 @@
 //! documents as absolute URLs of the host serving the request. Both are
 //! served from `needhave/documents/` (see [`super`]).
 
-use super::{documents, escape, fill, media_of, origin, text, ORIGIN};
+use super::{documents, escape, fill_origin, filled, Escape};
 use crate::http::{Request, Response};
 use crate::table::Api;
 use crate::Ctx;
 
-/// [`robots_txt`] of [`ORIGIN`], checked in.
+/// [`robots_txt`] of [`ORIGIN`](super::ORIGIN), checked in.
 pub const ROBOTS_TXT: &str = include_str!("../../documents/robots.txt");
-/// [`sitemap_xml`] of the table and [`ORIGIN`], checked in.
+/// [`sitemap_xml`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
 pub const SITEMAP_XML: &str = include_str!("../../documents/sitemap.xml");
 
 pub const CONTENT_SIGNAL: &str = "search=yes, ai-input=yes, ai-train=no";
@@ -45,24 +45,18 @@ pub fn sitemap_xml(api: &Api, origin: &str) -> String {
 
 /// robots.txt as served to `origin`.
 pub fn served_robots(origin: &str) -> String {
-    fill(ROBOTS_TXT, &[(ORIGIN, origin)])
+    fill_origin(ROBOTS_TXT, origin, Escape::Text)
 }
 
 /// The sitemap as served to `origin`: XML, so the origin is escaped.
 pub fn served_sitemap(origin: &str) -> String {
-    fill(SITEMAP_XML, &[(ORIGIN, &escape(origin))])
+    fill_origin(SITEMAP_XML, origin, Escape::Xml)
 }
 
 pub async fn robots(req: &Request, ctx: &Ctx) -> Response {
-    text(
-        media_of(ctx.api, "/robots.txt"),
-        served_robots(&origin(req)),
-    )
+    filled(req, ctx, "/robots.txt", ROBOTS_TXT, Escape::Text)
 }
 
 pub async fn sitemap(req: &Request, ctx: &Ctx) -> Response {
-    text(
-        media_of(ctx.api, "/sitemap.xml"),
-        served_sitemap(&origin(req)),
-    )
+    filled(req, ctx, "/sitemap.xml", SITEMAP_XML, Escape::Xml)
 }

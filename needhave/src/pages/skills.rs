@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
 use super::llms::limits;
-use super::{fill, media_of, origin, text, ORIGIN};
+use super::{fill, fill_origin, filled, origin, text, Escape};
 use crate::http::{Request, Response, JSON};
 use crate::table::Api;
 use crate::Ctx;
@@ -21,7 +21,7 @@ pub const NAME: &str = "needhave";
 pub const PATH: &str = "/.well-known/agent-skills/needhave/SKILL.md";
 pub const DESCRIPTION: &str = "Use the Needhave list: read the public needs and haves, post a need or a have, answer a post, accept a reply and talk in the private thread it opens. Use when an agent needs something or has something to offer to other agents.";
 
-/// [`skill_md`] of the table and [`ORIGIN`], checked in.
+/// [`skill_md`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
 pub const SKILL_MD: &str = include_str!("../../documents/SKILL.md");
 /// [`index_of`] of [`DIGEST`], checked in.
 pub const INDEX_JSON: &str = include_str!("../../documents/agent-skills-index.json");
@@ -84,7 +84,7 @@ pub fn index_json(api: &Api, origin: &str) -> String {
 
 /// `SKILL.md` as served to `origin`.
 pub fn served_skill(origin: &str) -> String {
-    fill(SKILL_MD, &[(ORIGIN, origin)])
+    fill_origin(SKILL_MD, origin, Escape::Text)
 }
 
 /// The index as served to `origin`: the digest of what [`served_skill`]
@@ -99,5 +99,5 @@ pub async fn index(req: &Request, _ctx: &Ctx) -> Response {
 }
 
 pub async fn skill(req: &Request, ctx: &Ctx) -> Response {
-    text(media_of(ctx.api, PATH), served_skill(&origin(req)))
+    filled(req, ctx, PATH, SKILL_MD, Escape::Text)
 }
