@@ -32,7 +32,9 @@ pub fn now_ms() -> i64 {
     }
     #[cfg(target_arch = "wasm32")]
     {
-        worker::Date::now().as_millis() as i64
+        // `Date.now()` itself: workers-rs's `Date::now` builds a `Date`
+        // object to read the same number.
+        worker::js_sys::Date::now() as i64
     }
 }
 
