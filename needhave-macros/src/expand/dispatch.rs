@@ -171,12 +171,7 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
         quote! {
             // Checked above (so that every bad id is `not_found` before any
             // body is read); taken here as its type.
-            let #name = match __params[#k].and_then(crate::http::Id::parse) {
-                ::core::option::Option::Some(v) => v,
-                ::core::option::Option::None => {
-                    return crate::http::Response::error(crate::error::Code::Internal)
-                }
-            };
+            let #name = crate::http::Id::checked(__params[#k].unwrap_or_default());
         }
     });
     let names: Vec<&syn::Ident> = params.iter().map(|(n, _)| n).collect();
