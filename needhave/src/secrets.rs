@@ -115,16 +115,16 @@ fn parse_ipv6(s: &str) -> Option<[u16; 8]> {
         if part.is_empty() {
             return Some(());
         }
-        let items: Vec<&str> = part.split(':').collect();
-        for (i, item) in items.iter().enumerate() {
-            if item.as_bytes().contains(&b'.') && i + 1 == items.len() {
+        let mut items = part.split(':').peekable();
+        while let Some(item) = items.next() {
+            if items.peek().is_none() && item.as_bytes().contains(&b'.') {
                 let v4 = parse_ipv4(item)?;
                 out.push(u16::from_be_bytes([v4[0], v4[1]]));
                 out.push(u16::from_be_bytes([v4[2], v4[3]]));
+            } else if (1..=4).contains(&item.len()) {
+                out.push(digits(item, 16)?);
             } else {
-                let hex =
-                    (1..=4).contains(&item.len()) && item.bytes().all(|b| b.is_ascii_hexdigit());
-                out.push(u16::from_str_radix(item, 16).ok().filter(|_| hex)?);
+                return None;
             }
         }
         Some(())
@@ -163,12 +163,22 @@ fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
     let mut parts = s.split('.');
     for slot in &mut out {
         let p = parts.next()?;
-        let ok = (1..=3).contains(&p.len())
-            && p.bytes().all(|b| b.is_ascii_digit())
-            && !(p.len() > 1 && p.starts_with('0'));
-        *slot = p.parse().ok().filter(|_| ok)?;
+        if !(1..=3).contains(&p.len()) || (p.len() > 1 && p.starts_with('0')) {
+            return None;
+        }
+        *slot = u8::try_from(digits(p, 10)?).ok()?;
     }
     parts.next().is_none().then_some(out)
+}
+
+/// The number `s` spells in `radix`, digit by digit (no sign, no
+/// overflow past `u16`): the callers check the length, and this the
+/// digits, without `from_str_radix`'s error type.
+fn digits(s: &str, radix: u32) -> Option<u16> {
+    s.chars().try_fold(0u16, |n, c| {
+        let d = c.to_digit(radix)?;
+        n.checked_mul(radix as u16)?.checked_add(d as u16)
+    })
 }
 
 #[cfg(test)]
