@@ -13,10 +13,11 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-/// `{"discover": …, "initialize": …, "serverInfo": …, "tools": …}`:
-/// `server/discover`'s and `tools/list`'s results (the latter without the
-/// tools' descriptions), `initialize`'s without `protocolVersion`, and
-/// `serverInfo`, as `generate` writes them.
+/// The results of the methods whose answer never changes, under the
+/// method's name (`ping`, `server/discover`, the empty lists), and the
+/// parts of the others: `tools/list`'s result without the tools'
+/// descriptions (`tools::list` adds them), `initialize`'s without
+/// `protocolVersion`, and `serverInfo`, as `generate` writes them.
 pub const DOCUMENT: &str = include_str!("../../mcp.min.json");
 
 /// The part of the document named `key`, or `null` (never, while the
@@ -63,7 +64,11 @@ pub fn generate(api: &crate::table::Api) -> Value {
         tool.as_object_mut().map(|t| t.remove("description"));
     }
     json!({
-        "discover": {
+        "ping": {},
+        "prompts/list": {"prompts": []},
+        "resources/list": {"resources": []},
+        "resources/templates/list": {"resourceTemplates": []},
+        "server/discover": {
             "supportedVersions": PROTOCOL_VERSIONS,
             // Prompts and resources: declared because their lists answer
             // (empty), as the capabilities must match what is handled.
@@ -80,6 +85,6 @@ pub fn generate(api: &crate::table::Api) -> Value {
             "instructions": INSTRUCTIONS,
         },
         "serverInfo": server_info,
-        "tools": tools_without_descriptions,
+        "tools/list": tools_without_descriptions,
     })
 }

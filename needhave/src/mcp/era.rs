@@ -17,7 +17,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{server_info, MODERN_VERSIONS, PROTOCOL_VERSIONS};
 
@@ -103,11 +103,13 @@ impl RpcError {
 
     /// The JSON-RPC error object (`error` of a response).
     pub fn to_value(&self) -> Value {
-        let mut e = json!({"code": self.code, "message": self.message});
+        let mut e = Map::new();
+        e.insert("code".into(), self.code.into());
+        e.insert("message".into(), self.message.as_ref().into());
         if let Some(d) = &self.data {
-            e["data"] = d.clone();
+            e.insert("data".into(), d.clone());
         }
-        e
+        Value::Object(e)
     }
 }
 
@@ -121,7 +123,12 @@ pub fn method_not_found(method: &str) -> RpcError {
 /// or fall back to `initialize`.
 pub fn unsupported(requested: &str) -> RpcError {
     let mut e = RpcError::new(-32022, "Unsupported protocol version").with_status(400);
-    e.data = Some(json!({"supported": PROTOCOL_VERSIONS, "requested": requested}));
+    let mut data = Map::new();
+    data.insert("requested".into(), requested.into());
+    // PROTOCOL_VERSIONS, as `server/discover` lists them.
+    let supported = super::documents::get("server/discover")["supportedVersions"].clone();
+    data.insert("supported".into(), supported);
+    e.data = Some(Value::Object(data));
     e
 }
 
@@ -353,7 +360,7 @@ impl Era {
         }
         if let Value::Object(m) = &mut result {
             m.insert("resultType".into(), "complete".into());
-            let meta = m.entry("_meta").or_insert_with(|| json!({}));
+            let meta = m.entry("_meta").or_insert_with(|| Map::new().into());
             meta[META_SERVER_INFO] = server_info();
             if method == "server/discover" || method.ends_with("/list") {
                 m.insert("ttlMs".into(), TTL_MS.into());

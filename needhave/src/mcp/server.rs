@@ -9,7 +9,7 @@
 //! with `isError: true`; JSON-RPC errors are kept for the protocol's own
 //! failures (unknown method, unknown tool, malformed request).
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
@@ -54,7 +54,16 @@ pub enum Outcome {
 /// An error response. `id` is the request's whenever it could be read;
 /// `null` only when it could not (JSON-RPC 2.0 asks for `null` then).
 fn error(id: Option<Value>, e: &RpcError) -> Value {
-    json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null), "error": e.to_value()})
+    response(id.unwrap_or(Value::Null), "error", e.to_value())
+}
+
+/// `{"jsonrpc": "2.0", "id": …, key: …}`: `key` is `result` or `error`.
+fn response(id: Value, key: &str, value: Value) -> Value {
+    let mut r = Map::new();
+    r.insert("jsonrpc".into(), "2.0".into());
+    r.insert("id".into(), id);
+    r.insert(key.into(), value);
+    Value::Object(r)
 }
 
 fn reply(status: u16, body: Value) -> Outcome {
@@ -226,7 +235,7 @@ pub async fn handle_message<E: Exec + ?Sized>(
             .map(|r| era.wrap(method, r)),
     };
     Some(match result {
-        Ok(r) => (200, json!({"jsonrpc": "2.0", "id": id, "result": r})),
+        Ok(r) => (200, response(id, "result", r)),
         Err(e) => (e.status, error(Some(id), &e)),
     })
 }
@@ -241,15 +250,15 @@ async fn run<E: Exec + ?Sized>(
 ) -> Result<Value, RpcError> {
     match method {
         "initialize" => Ok(initialize(params)),
-        "ping" => Ok(json!({})),
-        "server/discover" => Ok(documents::get("discover").clone()),
         "tools/list" => Ok(tools::list(api)),
-        // The list offers tools only.
-        "prompts/list" => Ok(json!({"prompts": []})),
-        "resources/list" => Ok(json!({"resources": []})),
-        "resources/templates/list" => Ok(json!({"resourceTemplates": []})),
         "tools/call" => call(api, params, exec).await,
-        _ => Err(era::method_not_found(method)),
+        // The answers that never change (`ping`, `server/discover`, the
+        // empty lists: the list offers tools only) are in the document
+        // under their method's name.
+        _ => match documents::get(method) {
+            Value::Null => Err(era::method_not_found(method)),
+            answer => Ok(answer.clone()),
+        },
     }
 }
 

@@ -32,7 +32,7 @@ pub trait Exec: MaybeSend {
 
 /// A tool's input schema, as `tools/list` gives it to clients.
 fn input_schema(tool: &str) -> Option<&'static Value> {
-    let tools = super::documents::get("tools")["tools"].as_array()?;
+    let tools = super::documents::get("tools/list")["tools"].as_array()?;
     let entry = tools.iter().find(|t| t["name"] == tool)?;
     entry.get("inputSchema")
 }
@@ -95,7 +95,7 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
 /// tool's description from the table, which holds them for the other
 /// documents too (in the file as well, they would ship twice).
 pub fn list(api: &Api) -> Value {
-    let mut list = super::documents::get("tools").clone();
+    let mut list = super::documents::get("tools/list").clone();
     let tools = list["tools"].as_array_mut().into_iter().flatten();
     for entry in tools {
         if let Some(tool) = entry["name"].as_str().and_then(|n| api.tool(n)) {
