@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::platform::{BoxFuture, MaybeSend};
-use crate::table::{Api, Source, Tool};
+use crate::table::{Api, Source, Step, Tool};
 
 /// The checked-in schemas: `{tool: {"inputSchema": …, "outputSchema": …}}`,
 /// without whitespace (`tool-schemas.json` is the same, for people). What
@@ -256,7 +256,7 @@ pub async fn run<E: Exec + ?Sized>(
 ) -> Result<Ran, String> {
     let present = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
     let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&present)) else {
-        return Ok(Ran::Answer(400, json!({"error": "bad_request"})));
+        return Ok(Ran::Answer(400, error_body("bad_request")));
     };
     let mut merged = Map::new();
     let mut status = 200;
@@ -266,30 +266,10 @@ pub async fn run<E: Exec + ?Sized>(
                 break;
             }
         }
-        let mut path = step.path.to_string();
-        let mut body = Map::new();
-        for (name, source) in step.args {
-            let value = match source {
-                Source::Arg(a) => args.get(*a).cloned(),
-                Source::Lit(l) => Some(Value::String(l.to_string())),
-                Source::Prev(p) => merged.get(*p).cloned(),
-            };
-            if has_param(&path, name) {
-                let Some(Value::String(v)) = value else {
-                    let (Source::Arg(arg) | Source::Prev(arg) | Source::Lit(arg)) = source;
-                    return Ok(Ran::Missing(missing(tool, arg)));
-                };
-                if v.is_empty() {
-                    // Not an id; and `/posts/` would be `/posts` (the
-                    // dispatcher forgives a trailing slash): another route.
-                    return Ok(Ran::Answer(404, json!({"error": "not_found"})));
-                }
-                path = fill(&path, name, &v);
-            } else if let Some(v) = value.filter(|v| !v.is_null()) {
-                body.insert((*name).to_string(), v);
-            }
-        }
-        let body = (step.method != "GET").then_some(Value::Object(body));
+        let (path, body) = match request(tool, step, args, &merged) {
+            Ok(request) => request,
+            Err(ran) => return Ok(ran),
+        };
         let (s, answer) = exec.call(step.method, &path, body).await?;
         if s >= 400 {
             return Ok(Ran::Answer(s, answer));
@@ -300,6 +280,49 @@ pub async fn run<E: Exec + ?Sized>(
         }
     }
     Ok(Ran::Answer(status, Value::Object(merged)))
+}
+
+/// One step's call: its path with the path arguments filled in, and its
+/// JSON body of the others (none for a `GET`). Out of `run`'s future, which
+/// holds only what lives across the call. `Err` ends the plan.
+#[inline(never)]
+fn request(
+    tool: &Tool,
+    step: &Step,
+    args: &Map<String, Value>,
+    merged: &Map<String, Value>,
+) -> Result<(String, Option<Value>), Ran> {
+    let mut path = step.path.to_string();
+    let mut body = Map::new();
+    for (name, source) in step.args {
+        let value = match source {
+            Source::Arg(a) => args.get(*a).cloned(),
+            Source::Lit(l) => Some(Value::String(l.to_string())),
+            Source::Prev(p) => merged.get(*p).cloned(),
+        };
+        if has_param(&path, name) {
+            let Some(Value::String(v)) = value else {
+                let (Source::Arg(arg) | Source::Prev(arg) | Source::Lit(arg)) = source;
+                return Err(Ran::Missing(missing(tool, arg)));
+            };
+            if v.is_empty() {
+                // Not an id; and `/posts/` would be `/posts` (the
+                // dispatcher forgives a trailing slash): another route.
+                return Err(Ran::Answer(404, error_body("not_found")));
+            }
+            path = fill(&path, name, &v);
+        } else if let Some(v) = value.filter(|v| !v.is_null()) {
+            body.insert((*name).to_string(), v);
+        }
+    }
+    Ok((path, (step.method != "GET").then_some(Value::Object(body))))
+}
+
+/// `{"error": code}`, as the list answers a rule.
+fn error_body(code: &str) -> Value {
+    let mut body = Map::new();
+    body.insert("error".into(), code.into());
+    Value::Object(body)
 }
 
 /// Makes a schemars schema what MCP clients accept: no `$schema` or
