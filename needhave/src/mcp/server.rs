@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
 use super::{documents, LEGACY_VERSIONS};
-use crate::table::Api;
+use crate::table::{Api, Tool};
 
 // Macros, so that the messages can name the limits with `concat!`: a
 // message known at compile time costs no formatting code.
@@ -42,6 +42,9 @@ pub const MAX_BATCH_ANSWER: usize = max_batch_answer!(); // 2 MiB
 pub const NOT_RUN: i64 = -32000;
 
 pub const INSTRUCTIONS: &str = "Needhave is a public list of needs and haves for agents: post what you need or what you have, and read what others posted. Answer a post with a first message that stays hidden until its author accepts it, which opens a private thread; keep every secret and thread key a tool returns, because they are shown only once.";
+
+/// What a method answers: its result, or a JSON-RPC error.
+type Answer = Result<Value, RpcError>;
 
 pub enum Outcome {
     /// A response (object) or the responses of a batch (array), with the
@@ -230,9 +233,18 @@ pub async fn handle_message<E: Exec + ?Sized>(
     let result = match era::read(transport, method, params, in_batch) {
         Err(e) => Err(e),
         Ok(era) if !era.speaks(method) => Err(era.unknown_method(method)),
-        Ok(era) => run(api, method, params, exec)
-            .await
-            .map(|r| era.wrap(method, r)),
+        Ok(era) => {
+            // The one method that waits on anything: the others answer
+            // without a future of their own (one level less of state).
+            let result = match method {
+                "tools/call" => match tool_call(api, params, &empty) {
+                    Ok((tool, args)) => Ok(called(tool, tools::run(tool, args, exec).await)),
+                    Err(answer) => answer,
+                },
+                _ => answer(api, method, params),
+            };
+            result.map(|r| era.wrap(method, r))
+        }
     };
     Some(match result {
         Ok(r) => (200, response(id, "result", r)),
@@ -240,18 +252,12 @@ pub async fn handle_message<E: Exec + ?Sized>(
     })
 }
 
-/// The methods, one body each whatever the era (`era.rs` has said whether
-/// the era has the method, and wraps what it answers).
-async fn run<E: Exec + ?Sized>(
-    api: &Api,
-    method: &str,
-    params: &Map<String, Value>,
-    exec: &E,
-) -> Result<Value, RpcError> {
+/// The methods but `tools/call`, one body each whatever the era (`era.rs`
+/// has said whether the era has the method, and wraps what it answers).
+fn answer(api: &Api, method: &str, params: &Map<String, Value>) -> Answer {
     match method {
         "initialize" => Ok(initialize(params)),
         "tools/list" => Ok(tools::list(api)),
-        "tools/call" => call(api, params, exec).await,
         // The answers that never change (`ping`, `server/discover`, the
         // empty lists: the list offers tools only) are in the document
         // under their method's name.
@@ -276,35 +282,42 @@ fn initialize(params: &Map<String, Value>) -> Value {
     result
 }
 
-async fn call<E: Exec + ?Sized>(
+/// The tool a `tools/call` names and its arguments (`empty` when it has
+/// none), or the answer when the call is malformed or its arguments do not
+/// fit.
+fn tool_call<'a>(
     api: &Api,
-    params: &Map<String, Value>,
-    exec: &E,
-) -> Result<Value, RpcError> {
+    params: &'a Map<String, Value>,
+    empty: &'a Map<String, Value>,
+) -> Result<(&'static Tool, &'a Map<String, Value>), Answer> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::new(-32602, "Invalid params: `name` is required"))?;
+        .ok_or_else(|| Err(RpcError::new(-32602, "Invalid params: `name` is required")))?;
     let tool = api
         .tool(name)
-        .ok_or_else(|| RpcError::new(-32602, ["Unknown tool: ", name].concat()))?;
-    let empty = Map::new();
+        .ok_or_else(|| Err(RpcError::new(-32602, ["Unknown tool: ", name].concat())))?;
     let args = match params.get("arguments") {
-        None | Some(Value::Null) => &empty,
+        None | Some(Value::Null) => empty,
         Some(Value::Object(args)) => args,
         Some(_) => {
-            return Err(RpcError::new(
+            return Err(Err(RpcError::new(
                 -32602,
                 "Invalid params: `arguments` is an object",
-            ))
+            )))
         }
     };
     if let Err(why) = tools::check_args(tool, args) {
-        return Ok(tools::bad_arguments(tool, &why));
+        return Err(Ok(tools::bad_arguments(tool, &why)));
     }
-    Ok(match tools::run(tool, args, exec).await {
+    Ok((tool, args))
+}
+
+/// A tool call's result from how its plan ended.
+fn called(tool: &Tool, ran: Result<Ran, String>) -> Value {
+    match ran {
         Ok(Ran::Answer(status, body)) => tools::result(status, body),
         Ok(Ran::Missing(why)) => tools::bad_arguments(tool, &why),
         Err(cause) => tools::failure(&cause),
-    })
+    }
 }
