@@ -6,7 +6,16 @@
 # of the budget) and with the same `worker` profile as ours. Same
 # worker-build, wasm-bindgen and wasm-opt for all. Prints raw and gzip -9
 # bytes of each .wasm and the gzip ratios. Budget: 1.5x the yardstick.
+#
+#   bash bench/worker-size.sh           # the table
+#   bash bench/worker-size.sh --check   # the table, then exit 1 if over budget (CI)
 set -euo pipefail
+check=
+case "${1:-}" in
+--check) check=1 ;;
+"") ;;
+*) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 
 bash scripts/worker-toolchain.sh >/dev/null
@@ -38,3 +47,12 @@ row "baseline, --profile worker" "$same"
 ratio() { awk -v a="$(gz "$1")" -v b="$(gz "$2")" 'BEGIN { printf "%.2f", a / b }'; }
 echo "gzip ratio to the yardstick: $(ratio "$ours" "$yard") (budget 1.50)"
 echo "gzip ratio to the baseline built alike: $(ratio "$ours" "$same")"
+if [[ -n "$check" ]]; then
+    # Over budget when ours > 1.5 x the yardstick, in whole bytes: 2 x ours > 3 x yardstick.
+    ours_gz=$(gz "$ours") yard_gz=$(gz "$yard")
+    if (( 2 * ours_gz > 3 * yard_gz )); then
+        echo "worker-size: OVER BUDGET: $ours_gz B gzip > 1.5 x $yard_gz B" >&2
+        exit 1
+    fi
+    echo "worker-size: within budget ($ours_gz B gzip <= $(( yard_gz * 3 / 2 )) B)"
+fi
