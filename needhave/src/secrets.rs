@@ -38,9 +38,10 @@ fn digest_hex(parts: &[&[u8]]) -> String {
     to_hex(&h.finalize())
 }
 
-/// Lowercase hex, as `hex::encode` writes it: one loop for both callers
-/// rather than the crate's iterator, instantiated for each input type.
-fn to_hex(bytes: &[u8]) -> String {
+/// Lowercase hex, as `hex::encode` writes it: one loop for every caller
+/// (the hashes, the migration's keys, SQLite blobs) rather than the crate's
+/// iterator, instantiated for each input type.
+pub fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for &b in bytes {

@@ -5,10 +5,13 @@
 //! input schema comes from its argument type, its output schema from the
 //! answer types of the routes its plan calls (schemars, native only), both
 //! tidied for MCP clients, checked in as `needhave/tool-schemas.json` (and
-//! `.min.json`) and read from there on every target, like the OpenAPI
-//! document: the Worker links no schema library.
+//! `.min.json`, for people and tests) and served from inside
+//! `needhave/mcp.min.json` (see `documents.rs`), like the OpenAPI document:
+//! the Worker links no schema library.
 
-use serde_json::{json, Map, Value};
+#[cfg(not(target_arch = "wasm32"))]
+use serde_json::json;
+use serde_json::{Map, Value};
 
 use crate::platform::{BoxFuture, MaybeSend};
 use crate::table::{Api, Source, Step, Tool};

@@ -162,7 +162,7 @@ pub fn d1_key_updates(wrangler_json: &str) -> Result<String, String> {
         if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("not a post id: {id:?}"));
         }
-        let key = hex::encode(note_key(note));
+        let key = crate::secrets::to_hex(note_key(note).as_bytes());
         sql.push_str(&format!(
             "UPDATE posts SET note_key = CAST(X'{key}' AS TEXT) WHERE id = '{id}' AND note_key IS NULL \
              AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = CAST(X'{key}' AS TEXT));\n"
