@@ -14,9 +14,9 @@
 //! allows every origin). Public `GET`s answer `Access-Control-Allow-Origin:
 //! *` to anyone: the list is public data, and `*` never carries credentials.
 
+use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
-use crate::Config;
 
 /// Request headers a browser app may send: what MCP clients send over
 /// Streamable HTTP, and what the Worker's D1 sessions read.

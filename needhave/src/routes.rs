@@ -11,7 +11,7 @@
 //! name "Title" [hints]? { arguments } => plan;` where a plan is one or more branches of route calls
 //! (`if arg` picks a branch by an optional argument; `then if field` runs a
 //! next call when the previous answer's field is true). From this the
-//! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_operations`,
+//! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_schemas`,
 //! `TOOLS` and the tools' argument types.
 
 use crate::handlers::messages::{

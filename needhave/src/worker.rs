@@ -26,11 +26,13 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::web_sys;
 
+use crate::api::Ctx;
+use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
 use crate::store::session::Sessions;
-use crate::{origin, platform, rules, Config, Ctx};
+use crate::{origin, platform, routes, rules};
 
 #[wasm_bindgen(
     wasm_bindgen = worker::wasm_bindgen,
@@ -167,7 +169,7 @@ async fn answer(request: &Request, env: &JsValue, config: Config) -> Response {
         .unwrap_or("")
         .to_string();
     let store = Sessions::new(D1Store::new(db.unchecked_into()));
-    let ctx = Ctx::new(Arc::new(store), Arc::new(config), &ip);
+    let ctx = Ctx::new(&routes::API, Arc::new(store), Arc::new(config), &ip);
     crate::handle(request, &ctx).await
 }
 

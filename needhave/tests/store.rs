@@ -60,7 +60,12 @@ impl List {
     }
 
     fn ctx(&self, ip: &str, now_ms: i64) -> Ctx {
-        let mut ctx = Ctx::new(self.store.clone(), self.config.clone(), ip);
+        let mut ctx = Ctx::new(
+            &needhave::routes::API,
+            self.store.clone(),
+            self.config.clone(),
+            ip,
+        );
         ctx.now_ms = now_ms;
         ctx
     }
@@ -591,7 +596,12 @@ async fn a_shared_store_checks_the_kept_list_every_time() {
     let shared: Arc<dyn Store> = Arc::new(Shared(inner.clone(), Memo::new()));
     let config = Arc::new(Config::default());
     let get = || async {
-        let ctx = Ctx::new(shared.clone(), config.clone(), "10.0.9.1");
+        let ctx = Ctx::new(
+            &needhave::routes::API,
+            shared.clone(),
+            config.clone(),
+            "10.0.9.1",
+        );
         let r = needhave::handle(&Request::new("GET", "/posts"), &ctx).await;
         serde_json::from_slice::<Json>(&r.body).unwrap()["posts"]
             .as_array()
@@ -617,7 +627,12 @@ impl Store for Failing {
 
 #[tokio::test]
 async fn a_store_failure_is_a_plain_500() {
-    let ctx = Ctx::new(Arc::new(Failing), Arc::new(Config::default()), "10.0.0.2");
+    let ctx = Ctx::new(
+        &needhave::routes::API,
+        Arc::new(Failing),
+        Arc::new(Config::default()),
+        "10.0.0.2",
+    );
     for (method, path, body) in [
         ("GET", "/posts", None),
         ("POST", "/posts", Some(json!({"kind": "need", "note": "x"}))),

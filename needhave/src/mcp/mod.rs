@@ -18,9 +18,9 @@ pub mod tools;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::api::Ctx;
 use crate::http::{Request, Response};
 use crate::platform::BoxFuture;
-use crate::Ctx;
 
 /// Every revision spoken, newest first: what `server/discover` and an
 /// unsupported-version error list.

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
 use super::{documents, LEGACY_VERSIONS};
-use crate::table::{Api, Tool};
+use crate::api::{Api, Tool};
 
 // Macros, so that the messages can name the limits with `concat!`: a
 // message known at compile time costs no formatting code.

@@ -23,11 +23,13 @@ use tokio::net::TcpListener;
 
 use super::client_ip::client_ip;
 use super::conn::{Clock, Gate, Guarded, Limits, Refused};
+use crate::api::Ctx;
+use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
-use crate::{rules, Config, Ctx};
+use crate::{routes, rules};
 
 pub struct Options {
     pub addr: SocketAddr,
@@ -328,7 +330,7 @@ async fn serve_one(
         Ok(collected) => {
             request.body = collected.to_bytes().to_vec();
             let ip = client_ip(&request, peer, state.client_ip_header.as_deref()).to_string();
-            let ctx = Ctx::new(state.store.clone(), state.config.clone(), &ip);
+            let ctx = Ctx::new(&routes::API, state.store.clone(), state.config.clone(), &ip);
             // A handler panic must not take the connection, or the server,
             // with it: it is caught where it unwinds and becomes a 500. (A
             // task of its own per request did the same at the cost of a

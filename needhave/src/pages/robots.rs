@@ -4,9 +4,9 @@
 //! served from `needhave/documents/` (see [`super`]).
 
 use super::{documents, escape, fill_origin, filled, Escape};
+use crate::api::Api;
+use crate::api::Ctx;
 use crate::http::{Request, Response};
-use crate::table::Api;
-use crate::Ctx;
 
 /// [`robots_txt`] of [`ORIGIN`](super::ORIGIN), checked in.
 pub const ROBOTS_TXT: &str = include_str!("../../documents/robots.txt");
