@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod handlers;
+pub mod hosts;
 pub mod http;
 pub mod mcp;
 pub mod origin;
@@ -26,6 +27,10 @@ pub mod table;
 pub mod native;
 #[cfg(target_arch = "wasm32")]
 mod worker;
+/// The Worker's URL splitter, compiled natively too so that its tests run.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+#[path = "worker/url.rs"]
+mod worker_url;
 
 use std::sync::{Arc, OnceLock};
 

@@ -30,7 +30,9 @@ use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
 use crate::store::session::Sessions;
-use crate::{origin, platform, rules, Config, Ctx};
+use crate::{platform, rules, Config, Ctx};
+
+mod url;
 
 #[wasm_bindgen(
     wasm_bindgen = worker::wasm_bindgen,
@@ -39,7 +41,7 @@ use crate::{origin, platform, rules, Config, Ctx};
 )]
 pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
     let url = req.url();
-    let (authority, path) = origin::authority_and_path(&url);
+    let (authority, path) = url::authority_and_path(&url);
     let mut request = Request::new(&req.method(), path);
     request.headers = Array::from(&req.headers())
         .iter()
