@@ -15,6 +15,7 @@ pub mod api;
 pub mod config;
 pub mod error;
 pub mod handlers;
+pub mod hosts;
 pub mod http;
 pub mod mcp;
 pub mod origin;
@@ -30,6 +31,10 @@ pub mod store;
 pub mod native;
 #[cfg(target_arch = "wasm32")]
 mod worker;
+/// The Worker's URL splitter, compiled natively too so that its tests run.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+#[path = "worker/url.rs"]
+mod worker_url;
 
 pub use api::Ctx;
 pub use config::Config;

@@ -32,7 +32,9 @@ use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
 use crate::store::session::Sessions;
-use crate::{origin, platform, routes, rules};
+use crate::{platform, routes, rules};
+
+mod url;
 
 #[wasm_bindgen(
     wasm_bindgen = worker::wasm_bindgen,
@@ -41,7 +43,7 @@ use crate::{origin, platform, routes, rules};
 )]
 pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
     let url = req.url();
-    let (authority, path) = origin::authority_and_path(&url);
+    let (authority, path) = url::authority_and_path(&url);
     let mut request = Request::new(&req.method(), path);
     request.headers = Array::from(&req.headers())
         .iter()

@@ -10,6 +10,7 @@
 //! Streamable HTTP with JSON responses, and the HTTP-only checks (Origin,
 //! Host).
 
+pub mod batch;
 pub mod documents;
 pub mod era;
 pub mod server;
@@ -141,7 +142,7 @@ pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
     if let Some(allowed) = &ctx.config.allowed_hosts {
         let ok = req
             .header("host")
-            .is_some_and(|h| crate::origin::host_allowed(h, allowed));
+            .is_some_and(|h| crate::hosts::host_allowed(h, allowed));
         if !ok {
             return refuse(req, 403, -32600, "Host not allowed");
         }

@@ -123,7 +123,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
     let config = Config {
         ip_salt,
         allowed_origins: opts.allowed_origins.clone(),
-        allowed_hosts: allowed_hosts(local, &opts.allowed_hosts),
+        allowed_hosts: crate::hosts::allowed_hosts(local, &opts.allowed_hosts),
     };
     println!("needhave: serving http://{local} (database {})", opts.db);
     let exit_with_stdin = opts.exit_with_stdin;
@@ -168,24 +168,6 @@ pub async fn run(opts: Options) -> Result<(), String> {
         opts.db
     );
     Ok(())
-}
-
-/// The Host names `POST /mcp` answers to: on loopback, the loopback names
-/// (DNS-rebinding protection) and the operator's; `*` turns the check off.
-pub fn allowed_hosts(local: SocketAddr, extra: &[String]) -> Option<Vec<String>> {
-    if extra.iter().any(|h| h == "*") {
-        None
-    } else if local.ip().is_loopback() {
-        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
-            .map(String::from)
-            .to_vec();
-        hosts.extend(extra.iter().cloned());
-        Some(hosts)
-    } else if extra.is_empty() {
-        None
-    } else {
-        Some(extra.to_vec())
-    }
 }
 
 /// Serves `listener` with any store until `shutdown` completes, then lets

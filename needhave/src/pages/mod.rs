@@ -219,7 +219,7 @@ pub fn origin(req: &Request) -> String {
 fn is_loopback(host: &str) -> bool {
     // The name as the Origin rules read it, without an IPv6 address's
     // brackets.
-    let name = crate::origin::host_name(host);
+    let name = crate::hosts::host_name(host);
     let name = match name.strip_prefix('[') {
         Some(inner) => inner.strip_suffix(']').unwrap_or(inner),
         None => name,
