@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
-use super::{documents, LEGACY_VERSIONS};
+use super::{documents, skills, LEGACY_VERSIONS};
 use crate::table::{Api, Tool};
 
 // Macros, so that the messages can name the limits with `concat!`: a
@@ -241,6 +241,7 @@ pub async fn handle_message<E: Exec + ?Sized>(
                     Ok((tool, args)) => Ok(called(tool, tools::run(tool, args, exec).await)),
                     Err(answer) => answer,
                 },
+                m if skills::METHODS.contains(&m) => skills::answer(m, params, &exec.origin()),
                 _ => answer(api, method, params),
             };
             result.map(|r| era.wrap(method, r))
