@@ -421,9 +421,16 @@ async fn agent_skills_index_and_its_skill() {
         .expect("YAML front matter")
         .0;
     assert!(front.lines().any(|l| l == format!("name: {name}")));
-    assert!(front
+    // A double-quoted YAML scalar, which a JSON string is: the description
+    // holds `: `, which a plain scalar may not.
+    let description = front
         .lines()
-        .any(|l| l == format!("description: {}", skill["description"].as_str().unwrap())));
+        .find_map(|l| l.strip_prefix("description: "))
+        .expect("a description line");
+    assert_eq!(
+        serde_json::from_str::<Value>(description).expect("a quoted scalar"),
+        skill["description"]
+    );
     for tool in TOOLS {
         assert!(text.contains(&format!("`{}`", tool.name)), "{}", tool.name);
     }

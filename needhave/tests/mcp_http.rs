@@ -124,8 +124,14 @@ async fn initialize_result_shape() {
         .as_str()
         .is_some_and(|s| !s.is_empty()));
     assert!(res["capabilities"]["tools"].is_object(), "{res}");
-    // Only tools: no resources, prompts or logging promised.
-    for cap in ["resources", "prompts", "logging", "completions"] {
+    // Tools, and resources for the Skills extension's one skill: no
+    // prompts or logging promised.
+    assert!(res["capabilities"]["resources"].is_object(), "{res}");
+    assert_eq!(
+        res["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+        json!({})
+    );
+    for cap in ["prompts", "logging", "completions"] {
         assert!(res["capabilities"].get(cap).is_none(), "{cap} in {res}");
     }
     // Two sentences a model reads: what the list is.
@@ -313,7 +319,7 @@ async fn json_rpc_errors_travel_with_http_200() {
     // Unknown method: -32601, with the caller's id.
     for (id, method) in [
         (json!(1), "nope"),
-        (json!("s"), "resources/list"),
+        (json!("s"), "resources/subscribe"),
         (json!(2), "prompts/list"),
         (json!(3), "tools/lists"),
     ] {

@@ -43,7 +43,7 @@ pub fn generate(api: &crate::api::Api) -> Value {
     use serde_json::json;
 
     use super::server::INSTRUCTIONS;
-    use super::{tools, DESCRIPTION, ICON, PROTOCOL_VERSIONS, WEBSITE};
+    use super::{skills, tools, DESCRIPTION, ICON, PROTOCOL_VERSIONS, WEBSITE};
 
     let icons = json!([{"src": ICON, "mimeType": "image/svg+xml", "sizes": ["any"]}]);
     let server_info = json!({
@@ -63,24 +63,33 @@ pub fn generate(api: &crate::api::Api) -> Value {
     {
         tool.as_object_mut().map(|t| t.remove("description"));
     }
+    // Resources hold the skill's file (the Skills extension requires the
+    // capability of whoever declares it).
+    let resources = json!({"listChanged": false, "subscribe": false});
+    let extensions = json!({ skills::EXTENSION: {} });
     json!({
         "ping": {},
         "prompts/list": {"prompts": []},
-        "resources/list": {"resources": []},
+        "resources/list": skills::resources(),
         "resources/templates/list": {"resourceTemplates": []},
         "server/discover": {
             "supportedVersions": PROTOCOL_VERSIONS,
-            // Prompts and resources: declared because their lists answer
-            // (empty), as the capabilities must match what is handled.
+            // Prompts: declared because their list answers (empty), as the
+            // capabilities must match what is handled.
             "capabilities": {
                 "tools": {"listChanged": false},
                 "prompts": {"listChanged": false},
-                "resources": {"listChanged": false, "subscribe": false},
+                "resources": resources,
+                "extensions": extensions,
             },
             "instructions": INSTRUCTIONS,
         },
         "initialize": {
-            "capabilities": {"tools": {"listChanged": false}},
+            "capabilities": {
+                "tools": {"listChanged": false},
+                "resources": resources,
+                "extensions": extensions,
+            },
             "serverInfo": server_info,
             "instructions": INSTRUCTIONS,
         },

@@ -326,9 +326,22 @@ impl Era {
     /// in both; the handshake and `ping` were removed by 2026-07-28.
     pub fn speaks(self, method: &str) -> bool {
         match self {
-            Era::Legacy => matches!(method, "initialize" | "ping" | "tools/list" | "tools/call"),
-            // The other lists, empty: a client (and the conformance suite)
-            // may ask any list for its caching hints.
+            // Resources and the Skills extension's methods in both: the
+            // skill is served to every client that declares resources.
+            Era::Legacy => matches!(
+                method,
+                "initialize"
+                    | "ping"
+                    | "tools/list"
+                    | "tools/call"
+                    | "resources/list"
+                    | "resources/read"
+                    | "resources/templates/list"
+                    | "skills/list"
+                    | "skills/get"
+            ),
+            // The prompt list too, empty: a client (and the conformance
+            // suite) may ask any list for its caching hints.
             Era::Modern => matches!(
                 method,
                 "server/discover"
@@ -336,7 +349,10 @@ impl Era {
                     | "tools/call"
                     | "prompts/list"
                     | "resources/list"
+                    | "resources/read"
                     | "resources/templates/list"
+                    | "skills/list"
+                    | "skills/get"
             ),
         }
     }
@@ -362,7 +378,13 @@ impl Era {
             m.insert("resultType".into(), "complete".into());
             let meta = m.entry("_meta").or_insert_with(|| Map::new().into());
             meta[META_SERVER_INFO] = server_info();
-            if method == "server/discover" || method.ends_with("/list") {
+            // Every cacheable result: the lists, discovery, and the reads
+            // of the skill (its entry and its file).
+            if method == "server/discover"
+                || method.ends_with("/list")
+                || method == "skills/get"
+                || method == "resources/read"
+            {
                 m.insert("ttlMs".into(), TTL_MS.into());
                 m.insert("cacheScope".into(), "public".into());
             }

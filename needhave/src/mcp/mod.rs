@@ -14,6 +14,7 @@ pub mod batch;
 pub mod documents;
 pub mod era;
 pub mod server;
+pub mod skills;
 pub mod tools;
 
 use serde::{Deserialize, Serialize};
@@ -108,6 +109,7 @@ pub enum JsonRpcReply {
 /// handlers, limits and client IP as the HTTP calls, and no network hop.
 struct InProcess<'a> {
     ctx: &'a Ctx,
+    req: &'a Request,
 }
 
 impl tools::Exec for InProcess<'_> {
@@ -128,6 +130,10 @@ impl tools::Exec for InProcess<'_> {
             let value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
             Ok((resp.status, value))
         })
+    }
+
+    fn origin(&self) -> String {
+        crate::pages::origin(self.req)
     }
 }
 
@@ -159,7 +165,7 @@ pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
         name: req.header("mcp-name"),
     };
     let transport = era::Transport::Http(headers);
-    match server::handle_payload(ctx.api, transport, &req.body, &InProcess { ctx }).await {
+    match server::handle_payload(ctx.api, transport, &req.body, &InProcess { ctx, req }).await {
         server::Outcome::Reply { status, body } => Response::json(status, &body),
         server::Outcome::Accepted => Response::empty(202),
     }

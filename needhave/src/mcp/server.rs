@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::batch::{self, MAX_BATCH, MAX_BATCH_ANSWER, NOT_RUN};
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
-use super::{documents, LEGACY_VERSIONS};
+use super::{documents, skills, LEGACY_VERSIONS};
 use crate::api::{Api, Tool};
 
 pub const INSTRUCTIONS: &str = "Needhave is a public list of needs and haves for agents: post what you need or what you have, and read what others posted. Answer a post with a first message that stays hidden until its author accepts it, which opens a private thread; keep every secret and thread key a tool returns, because they are shown only once.";
@@ -203,6 +203,7 @@ pub async fn handle_message<E: Exec + ?Sized>(
                     Ok((tool, args)) => Ok(called(tool, tools::run(tool, args, exec).await)),
                     Err(answer) => answer,
                 },
+                m if skills::METHODS.contains(&m) => skills::answer(m, params, &exec.origin()),
                 _ => answer(api, method, params),
             };
             result.map(|r| era.wrap(method, r))

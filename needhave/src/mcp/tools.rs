@@ -31,6 +31,12 @@ pub trait Exec: MaybeSend {
         path: &'a str,
         body: Option<Value>,
     ) -> BoxFuture<'a, Result<(u16, Value), String>>;
+
+    /// `scheme://host[:port]` of the list these calls reach: what the
+    /// documents served there name (the skill's text, its digest).
+    fn origin(&self) -> String {
+        super::WEBSITE.to_string()
+    }
 }
 
 /// A tool's input schema, as `tools/list` gives it to clients.

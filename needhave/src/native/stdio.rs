@@ -142,6 +142,12 @@ impl Exec for HttpExec {
         let result = self.call_blocking(method, path, body);
         Box::pin(async move { result })
     }
+
+    /// The list this server is a client of: the skill it serves is the
+    /// one that list serves at its well-known path.
+    fn origin(&self) -> String {
+        self.base.clone()
+    }
 }
 
 fn timeout_from_env() -> Duration {

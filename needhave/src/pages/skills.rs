@@ -28,9 +28,14 @@ pub const INDEX_JSON: &str = include_str!("../../documents/agent-skills-index.js
 /// What stands for the skill's digest (hex) in [`INDEX_JSON`].
 pub const DIGEST: &str = "{{digest}}";
 
+/// The skill's text for `origin`. The description is a double-quoted YAML
+/// scalar: it holds `: `, which ends a plain one, and a frontmatter YAML
+/// cannot read is no frontmatter to a host (MCP's Skills extension compares
+/// it with the entry's, field by field).
 pub fn skill_md(api: &Api, origin: &str) -> String {
+    const _: () = assert!(!has_quote_or_backslash(DESCRIPTION.as_bytes()));
     let mut md = format!(
-        "---\nname: {NAME}\ndescription: {DESCRIPTION}\n---\n\n# Needhave\n\n{STATEMENT}\n\n{HOW}\n\n{CONTACT_WARNING}\n\n\
+        "---\nname: {NAME}\ndescription: \"{DESCRIPTION}\"\n---\n\n# Needhave\n\n{STATEMENT}\n\n{HOW}\n\n{CONTACT_WARNING}\n\n\
          ## Connect\n\n\
          - MCP: {origin}/mcp (Streamable HTTP). Or run the stdio server: `needhave mcp` \
          (`npm run mcp` in the repository), with `NEEDHAVE_LIST_URL={origin}`.\n\
@@ -60,6 +65,19 @@ pub fn skill_md(api: &Api, origin: &str) -> String {
     md.push_str("\n## Limits\n\n");
     md.push_str(&limits());
     md
+}
+
+/// Whether `s` holds `"` or `\\`, which a double-quoted YAML scalar would
+/// have to escape.
+const fn has_quote_or_backslash(s: &[u8]) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'"' || s[i] == b'\\' {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The index naming the skill whose SHA-256 is `digest` (hex).

@@ -71,6 +71,7 @@ pub fn knows(method: &str) -> bool {
             | "tools/call"
             | "prompts/list"
             | "resources/list"
+            | "resources/read"
             | "resources/templates/list"
     )
 }
@@ -85,6 +86,7 @@ pub fn result_def(method: &str) -> &'static str {
         "tools/call" => "CallToolResult",
         "prompts/list" => "ListPromptsResult",
         "resources/list" => "ListResourcesResult",
+        "resources/read" => "ReadResourceResult",
         "resources/templates/list" => "ListResourceTemplatesResult",
         other => panic!("no result type known for {other}"),
     }

@@ -131,14 +131,15 @@ async fn tools_list_is_the_same_tools_with_caching_hints() {
     // The tools are the 2025 era's, in the table's order: only the envelope differs.
     let legacy = needhave::mcp::tools::list(&needhave::routes::API);
     assert_eq!(r["tools"], legacy["tools"]);
-    // The other lists answer empty, with the same hints.
-    for (method, key) in [
-        ("prompts/list", "prompts"),
-        ("resources/list", "resources"),
-        ("resources/templates/list", "resourceTemplates"),
+    // The other lists answer with the same hints: empty, but for the
+    // skill's one resource.
+    for (method, key, len) in [
+        ("prompts/list", "prompts", 0),
+        ("resources/list", "resources", 1),
+        ("resources/templates/list", "resourceTemplates", 0),
     ] {
         let v = rpc(&c, request(json!(3), method, json!({}))).await;
-        assert_eq!(v["result"][key], json!([]), "{v}");
+        assert_eq!(v["result"][key].as_array().map(Vec::len), Some(len), "{v}");
         assert_eq!(v["result"]["cacheScope"], "public");
         assert!(v["result"]["ttlMs"].as_u64().is_some_and(|t| t > 0), "{v}");
     }
