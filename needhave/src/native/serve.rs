@@ -72,21 +72,25 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
-/// The salt of the client-IP hashes: the operator's, or one kept beside the
-/// database so that the per-IP limits survive a restart.
-fn ip_salt(opts: &Options) -> Result<String, String> {
-    if let Some(s) = &opts.ip_salt {
+/// The operator's salt of the client-IP hashes, refused when empty; `None`
+/// when one is to be kept beside the database ([`kept_salt`]).
+fn given_salt(opts: &Options) -> Result<Option<String>, String> {
+    match &opts.ip_salt {
         // An empty salt makes each hash a plain SHA-256 of an address,
         // which a list of all IPv4 addresses undoes in minutes.
-        if s.trim().is_empty() {
-            return Err(EMPTY_SALT.to_string());
-        }
-        return Ok(s.clone());
+        Some(s) if s.trim().is_empty() => Err(EMPTY_SALT.to_string()),
+        Some(s) => Ok(Some(s.clone())),
+        None => Ok(None),
     }
-    if opts.db == ":memory:" {
+}
+
+/// The salt kept beside the database (`<db>.salt`), so that the per-IP
+/// limits survive a restart; made on first start.
+fn kept_salt(db: &str) -> Result<String, String> {
+    if db == ":memory:" {
         return Ok(crate::secrets::new_secret());
     }
-    let path = format!("{}.salt", opts.db);
+    let path = format!("{db}.salt");
     match std::fs::read_to_string(&path) {
         Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         _ => {
@@ -101,23 +105,33 @@ fn ip_salt(opts: &Options) -> Result<String, String> {
                 std::io::Write::write_all(&mut options.open(&path)?, salt.as_bytes())?;
                 Ok(salt)
             };
-            keep().map_err(|e| format!("cannot keep the IP salt: {e}"))
+            keep().map_err(|e| format!("cannot keep the IP salt in {path}: {e}"))
         }
     }
 }
 
 pub const EMPTY_SALT: &str = "the IP salt (--ip-salt or NEEDHAVE_IP_SALT) is empty, which would leave the client-IP hashes unsalted: unset it to keep a random salt beside the database, or set a long random value";
 
-/// Binds, prints the URL it serves on, and serves until Ctrl-C (or SIGTERM).
+/// Binds, opens the database, prints the URL it serves on, and serves
+/// until Ctrl-C (or SIGTERM).
+///
+/// Each refusal names what it is about; nothing is created before the
+/// address is bound, and a database file this start created is removed
+/// again if a later step fails.
 pub async fn run(opts: Options) -> Result<(), String> {
-    // Refused before anything is opened or bound.
-    let ip_salt = ip_salt(&opts)?;
-    let store = SqliteStore::open_with(&opts.db, opts.group)
-        .map_err(|e| format!("cannot open {}: {e}", opts.db))?;
+    let given_salt = given_salt(&opts)?;
     let listener = TcpListener::bind(opts.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let store = SqliteStore::open_with(&opts.db, opts.group).map_err(|e| e.to_string())?;
+    let ip_salt = match given_salt.map_or_else(|| kept_salt(&opts.db), Ok) {
+        Ok(salt) => salt,
+        Err(e) => {
+            store.discard();
+            return Err(e);
+        }
+    };
     let config = Config {
         ip_salt,
         allowed_origins: opts.allowed_origins.clone(),

@@ -22,6 +22,7 @@
 //! `fcntl` pair per read, is gone rather than kept behind a flag: the other
 //! reads are a handful of statements beside a fsync-bound write path.
 
+mod admit;
 mod files;
 mod group;
 mod walclock;
@@ -65,6 +66,8 @@ pub struct SqliteStore {
     /// The lock that keeps a second server off the file (`files::hold`).
     _held: Option<std::fs::File>,
     stats: Arc<GroupStats>,
+    /// This open made the file (it did not exist before).
+    created: bool,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -90,21 +93,57 @@ impl SqliteStore {
     }
 
     /// [`open`](Self::open), with writes grouped by `policy`.
+    ///
+    /// A file that was there is first checked (`admit`): one that is not a
+    /// database, is damaged, is of a newer release or of another
+    /// application is refused, untouched. A file this open created is
+    /// removed again, with its side files, if the open fails. Every error
+    /// names the path.
     pub fn open_with(path: &str, policy: GroupPolicy) -> StoreResult<Self> {
+        if path.is_empty() {
+            // SQLite would open a private temporary database, and the salt
+            // would be kept in a file named `.salt`.
+            return Err(StoreError(
+                "the database path is empty: name a file, or :memory:".into(),
+            ));
+        }
+        let existed = path == ":memory:" || std::fs::symlink_metadata(path).is_ok();
+        let opened = Self::open_checked(path, policy, existed);
+        if opened.is_err() && !existed {
+            files::remove_created(path);
+        }
+        opened
+    }
+
+    fn open_checked(path: &str, policy: GroupPolicy, existed: bool) -> StoreResult<Self> {
         let memory = path == ":memory:";
+        let cannot = |e: &dyn std::fmt::Display| StoreError(format!("cannot open {path}: {e}"));
         let held = if memory {
             None
         } else {
-            files::create_private(path).map_err(|e| StoreError(e.to_string()))?;
-            Some(files::hold(path).map_err(|e| StoreError(e.to_string()))?)
+            files::create_private(path)
+                .map_err(|e| StoreError(format!("cannot create {path}: {e}")))?;
+            Some(files::hold(path).map_err(|e| cannot(&e))?)
         };
         let writer = if memory {
             Connection::open_in_memory()?
         } else {
-            Connection::open(path)?
+            Connection::open(path).map_err(|e| cannot(&e))?
         };
-        configure(&writer, !memory)?;
-        super::migrate::apply(&writer).map(drop)?;
+        if existed && !memory {
+            admit::check(&writer, path).map_err(StoreError)?;
+        }
+        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        let upgrade = super::migrate::apply(&writer).map_err(|e| {
+            StoreError(format!("cannot bring {path} to this release's schema: {e}"))
+        })?;
+        tracing::debug!(
+            target: "needhave::store",
+            path,
+            created = !existed,
+            upgraded_from = upgrade.as_ref().map(|u| u.from),
+            "database opened"
+        );
         let memo = Arc::new(if memory {
             // Its own database: every write goes through here.
             Memo::sole_writer()
@@ -145,7 +184,19 @@ impl SqliteStore {
             file,
             _held: held,
             stats,
+            created: !existed,
         })
+    }
+
+    /// Closes the store and, if its open created the file, removes it and
+    /// its side files: a start-up that fails after the open (the IP salt
+    /// cannot be kept) leaves nothing behind either.
+    pub fn discard(self) {
+        let created = self.path.clone().filter(|_| self.created);
+        drop(self);
+        if let Some(path) = created {
+            files::remove_created(&path);
+        }
     }
 
     /// What group commit has done so far (for the log at stop, and tests).

@@ -1,0 +1,215 @@
+//! Operating `needhave serve`: start-up refusals that name their cause and
+//! leave nothing behind, `/healthz` on a failing store, the metrics
+//! listener, the log format and levels, the drain on stop, and backups.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::*;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_needhave")
+}
+
+/// A fresh directory of this test's own.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "needhave-operating-{name}-{}-{}",
+        std::process::id(),
+        fresh_note("d").split('#').nth(1).unwrap()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `needhave serve` that must refuse to start: its exit status and stderr.
+/// Stdin is closed and `--exit-with-stdin` set, so one that wrongly starts
+/// stops at once (and prints its URL, which the caller sees as success).
+fn refused(db: &Path, extra: &[&str]) -> String {
+    let out = Command::new(bin())
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--exit-with-stdin",
+            "--db",
+        ])
+        .arg(db)
+        .args(extra)
+        .env("NEEDHAVE_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "started on {}: {}{stderr}",
+        db.display(),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+#[track_caller]
+fn says(stderr: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(stderr.contains(p), "{p:?} not in {stderr:?}");
+    }
+    assert!(
+        !stderr.contains("salt") || parts.iter().any(|p| p.contains("salt")),
+        "blames the salt: {stderr:?}"
+    );
+}
+
+/// A database of the list with a few posts, closed cleanly.
+fn list_db(path: &Path) {
+    let store = needhave::store::sqlite::SqliteStore::open(path.to_str().unwrap()).unwrap();
+    store.with_connection(|c| {
+        for i in 0..50 {
+            c.execute(
+                "INSERT INTO posts (id, kind, note, note_key, secret_hash, ip_hash, created_at) \
+                 VALUES (?1, 'need', ?2, ?2, 'h', 'ip', 1)",
+                rusqlite_params(i),
+            )
+            .unwrap();
+        }
+    });
+    store.checkpoint().unwrap();
+}
+
+fn rusqlite_params(i: i32) -> [String; 2] {
+    [
+        format!("{i:032x}"),
+        format!("note number {i} {}", "x".repeat(200)),
+    ]
+}
+
+#[test]
+fn refusals_name_the_path_and_cause_and_leave_nothing() {
+    let dir = scratch("refusals");
+    let at = |name: &str| dir.join(name);
+
+    // A directory that does not exist: the path and the OS's reason.
+    let missing = at("no/such/dir/x.db");
+    says(
+        &refused(&missing, &[]),
+        &[
+            "cannot create",
+            "no/such/dir/x.db",
+            "No such file or directory",
+        ],
+    );
+
+    // An empty path.
+    says(&refused(Path::new(""), &[]), &["database path is empty"]);
+
+    // Not a database at all: refused, and the file left as it was.
+    let garbage = at("garbage.db");
+    let junk: Vec<u8> = (0..20_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(&garbage, &junk).unwrap();
+    says(&refused(&garbage, &[]), &["garbage.db", "not a database"]);
+    assert_eq!(std::fs::read(&garbage).unwrap(), junk);
+
+    // A newer release's database.
+    let newer = at("newer.db");
+    list_db(&newer);
+    let version = needhave::store::migrate::VERSION + 1;
+    with_sqlite(&newer, &format!("PRAGMA user_version = {version}"));
+    says(
+        &refused(&newer, &[]),
+        &[
+            "newer.db",
+            "newer release",
+            &format!("schema version {version}"),
+        ],
+    );
+
+    // Another application's file: refused, its tables untouched (no WAL
+    // switch, no list tables added).
+    let foreign = at("foreign.db");
+    with_sqlite(
+        &foreign,
+        "CREATE TABLE customers (name TEXT); INSERT INTO customers VALUES ('a')",
+    );
+    says(
+        &refused(&foreign, &[]),
+        &["foreign.db", "another application", "customers"],
+    );
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    drop(conn);
+    assert_eq!((tables, mode.as_str()), (1, "delete"));
+
+    // A damaged page of the posts table: quick_check refuses it.
+    let damaged = at("damaged.db");
+    list_db(&damaged);
+    let root: i64 = {
+        let conn = rusqlite::Connection::open(&damaged).unwrap();
+        conn.query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'posts'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let page = (root as usize - 1) * 4096;
+    // The b-tree page header: its type byte and cell count.
+    bytes[page..page + 8].copy_from_slice(&[0x0d, 0xff, 0xff, 0x7f, 0x7f, 0x00, 0x00, 0x00]);
+    std::fs::write(&damaged, &bytes).unwrap();
+    says(&refused(&damaged, &[]), &["damaged.db", "quick_check"]);
+
+    // A port in use: refused before anything is created.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = Command::new(bin())
+        .args(["serve", "--exit-with-stdin", "--addr", &addr, "--db"])
+        .arg(at("port.db"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    says(
+        &String::from_utf8_lossy(&out.stderr),
+        &["cannot listen on", &addr, "in use"],
+    );
+
+    // The salt cannot be kept (its path is a directory): the database
+    // this start created is removed again.
+    std::fs::create_dir(at("salted.db.salt")).unwrap();
+    says(
+        &refused(&at("salted.db"), &[]),
+        &["cannot keep the IP salt in", "salted.db.salt"],
+    );
+    std::fs::remove_dir(at("salted.db.salt")).unwrap();
+
+    // Nothing left but what the test itself wrote.
+    assert_eq!(
+        files_in(&dir),
+        ["damaged.db", "foreign.db", "garbage.db", "newer.db"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn with_sqlite(path: &Path, sql: &str) {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch(sql)
+        .unwrap();
+}
