@@ -213,3 +213,79 @@ fn with_sqlite(path: &Path, sql: &str) {
         .execute_batch(sql)
         .unwrap();
 }
+
+/// A backup killed half-way leaves nothing at the backup's name; a whole one
+/// is a database with every row, and leaves the WAL no larger than it was.
+#[test]
+fn a_backup_is_whole_or_absent_and_leaves_the_wal_no_larger() {
+    let dir = scratch("backup");
+    let db = dir.join("big.db");
+    // Kept open, WAL mode, no automatic checkpoint: the WAL holds writes
+    // when the backup starts, as beside a busy server.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+         CREATE TABLE filler (b BLOB);
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 25000)
+         INSERT INTO filler SELECT randomblob(4000) FROM n;",
+    )
+    .unwrap();
+    let wal = || std::fs::metadata(dir.join("big.db-wal")).map_or(0, |m| m.len());
+    let wal_before = wal();
+    assert!(wal_before > 50_000_000, "WAL of {wal_before} B");
+
+    let out = dir.join("copy.db");
+    let backup = || {
+        let mut cmd = Command::new(bin());
+        cmd.args(["backup", "--db"]).arg(&db).arg(&out);
+        cmd
+    };
+    let mut child = backup().stderr(Stdio::piped()).spawn().unwrap();
+    // Killed once the copy is under way.
+    let started = std::time::Instant::now();
+    loop {
+        let partial = files_in(&dir)
+            .into_iter()
+            .find(|n| n.starts_with("copy.db.partial-"));
+        if partial.is_some_and(|p| std::fs::metadata(dir.join(p)).unwrap().len() > 1_000_000) {
+            break;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the backup ended before it could be killed"
+        );
+        assert!(started.elapsed().as_secs() < 60, "no partial copy appeared");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    signal(&child, "KILL");
+    child.wait().unwrap();
+    assert!(!out.exists(), "a killed backup left a file at its name");
+
+    let done = backup().output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let copy = rusqlite::Connection::open(&out).unwrap();
+    let rows: i64 = copy
+        .query_row("SELECT count(*) FROM filler", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 25000);
+    assert!(
+        wal() <= wal_before,
+        "WAL {} B after, {wal_before} B before",
+        wal()
+    );
+    // The killed copy's partial file is the only other thing there.
+    let left: Vec<String> = files_in(&dir)
+        .into_iter()
+        .filter(|n| !n.starts_with("big.db") && n != "copy.db")
+        .collect();
+    assert!(
+        left.iter().all(|n| n.starts_with("copy.db.partial-")),
+        "{left:?}"
+    );
+    drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

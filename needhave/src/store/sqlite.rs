@@ -235,26 +235,50 @@ impl SqliteStore {
     /// Writes a consistent copy of the database at `db` to `out` (a new
     /// file, created `0600`), while a server may be writing it: `VACUUM
     /// INTO` reads one snapshot (a read transaction, which in WAL never
-    /// blocks the writer nor waits for it) and writes it compacted, then the
-    /// copy is fsynced. The copy is a plain rollback-journal file, whole
-    /// without any `-wal`.
+    /// blocks the writer nor waits for it) and writes it compacted.
+    ///
+    /// The copy is written under a temporary name beside `out`
+    /// (`OUT.partial-PID`), fsynced, and only then linked to `out`, so a copy
+    /// killed half-way never sits at the name of a backup. While the
+    /// snapshot is read, no checkpoint can pass it and a busy server's WAL
+    /// grows; it is checkpointed after, so the WAL is left no larger than it
+    /// was found. The copy is a plain rollback-journal file, whole without
+    /// any `-wal`.
     pub fn backup(db: &str, out: &str) -> StoreResult<()> {
-        let io = |e: std::io::Error| StoreError(format!("{out}: {e}"));
-        let source = Connection::open_with_flags(
-            db,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        source.busy_timeout(std::time::Duration::from_secs(5))?;
-        if std::fs::metadata(out).is_ok_and(|m| m.len() > 0) {
+        let io = |what: &str, e: std::io::Error| StoreError(format!("{what}: {e}"));
+        if std::fs::symlink_metadata(out).is_ok() {
             return Err(StoreError(format!(
                 "{out} exists; a backup never overwrites"
             )));
         }
-        files::create_private(out).map_err(io)?;
-        source.execute("VACUUM INTO ?1", [out])?;
-        std::fs::File::open(out)
-            .and_then(|f| f.sync_all())
-            .map_err(io)?;
+        let source = Connection::open_with_flags(
+            db,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError(format!("cannot open {db}: {e}")))?;
+        source.busy_timeout(std::time::Duration::from_secs(5))?;
+        let partial = format!("{out}.partial-{}", std::process::id());
+        let _ = std::fs::remove_file(&partial);
+        files::create_private(&partial).map_err(|e| io(&partial, e))?;
+        let copied = source
+            .execute("VACUUM INTO ?1", [&partial])
+            .map_err(StoreError::from)
+            .and_then(|_| {
+                std::fs::File::open(&partial)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| io(&partial, e))
+            })
+            // A link, not a rename: it fails rather than replace a file
+            // that appeared at `out` meanwhile.
+            .and_then(|()| std::fs::hard_link(&partial, out).map_err(|e| io(out, e)));
+        let _ = std::fs::remove_file(&partial);
+        copied?;
+        files::sync_parent(out).map_err(|e| io(out, e))?;
+        // PASSIVE when a server's writes keep the WAL busy: it still
+        // copies what it can; TRUNCATE empties it when nobody writes.
+        let _ = source
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .or_else(|_| source.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())));
         Ok(())
     }
 
