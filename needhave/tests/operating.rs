@@ -289,3 +289,190 @@ fn a_backup_is_whole_or_absent_and_leaves_the_wal_no_larger() {
     drop(conn);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `NEEDHAVE_LOG` with a level that does not exist stops the start.
+#[test]
+fn a_bad_log_level_is_refused() {
+    for bad in ["bogus_level", "info,needhave=loud"] {
+        let out = Command::new(bin())
+            .args([
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+                ":memory:",
+                "--exit-with-stdin",
+            ])
+            .env("NEEDHAVE_LOG", bad)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{bad}: started");
+        assert!(out.stdout.is_empty(), "{bad}: {:?}", out.stdout);
+        assert!(
+            stderr.contains("NEEDHAVE_LOG") && stderr.contains("is not a level"),
+            "{bad}: {stderr}"
+        );
+    }
+}
+
+/// Under `--log-format json`, at the most detailed level the list logs,
+/// every line is one JSON object with its time, level and target, and no
+/// line holds a note, a secret, a thread key or the client's address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_are_json_and_hold_nothing_private() {
+    let dir = scratch("json-logs");
+    let log = dir.join("stderr.log");
+    let mut cmd = serve_command("127.0.0.1:0", dir.join("l.db"));
+    cmd.args(["--log-format", "json"])
+        .env("NEEDHAVE_LOG", "debug")
+        .stderr(std::fs::File::create(&log).unwrap());
+    let (child, url) = start(&mut cmd);
+    let server = Server::at(&url);
+    let ip = fresh_ip();
+    let call = |method: &'static str, path: String, body: serde_json::Value| {
+        let server = &server;
+        async move {
+            let r = send_to(
+                server,
+                ip,
+                method,
+                &path,
+                Some(body.to_string().into_bytes()),
+                &[],
+            )
+            .await;
+            assert!(r.status < 300, "{method} {path}: {} {}", r.status, r.text());
+            r.json()
+        }
+    };
+    let note = fresh_note("a private-looking note");
+    let post = call(
+        "POST",
+        "/posts".into(),
+        serde_json::json!({"kind": "need", "note": note}),
+    )
+    .await;
+    let id = post["id"].as_str().unwrap().to_string();
+    let text = fresh_note("a first reply");
+    let reply = call(
+        "POST",
+        format!("/posts/{id}/messages"),
+        serde_json::json!({"text": text}),
+    )
+    .await;
+    let accepted = call(
+        "POST",
+        format!("/posts/{id}/accept"),
+        serde_json::json!({"secret": post["secret"], "message_id": reply["id"]}),
+    )
+    .await;
+    let key = accepted["thread_key"].as_str().unwrap().to_string();
+    let later = fresh_note("a later message");
+    call(
+        "POST",
+        "/threads/messages".into(),
+        serde_json::json!({"thread_key": key, "text": later}),
+    )
+    .await;
+    let bad = send_to(
+        &server,
+        ip,
+        "POST",
+        "/posts",
+        Some(b"{not json".to_vec()),
+        &[],
+    )
+    .await;
+    assert_eq!(bad.status, 400);
+    assert_eq!(
+        send_to(&server, ip, "GET", "/healthz", None, &[])
+            .await
+            .status,
+        200
+    );
+    signal(&child, "TERM");
+    let mut child = child;
+    assert!(child.wait().unwrap().success());
+
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = logged.lines().collect();
+    let mut routes = Vec::new();
+    for line in &lines {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        for field in ["timestamp", "level", "target"] {
+            assert!(v[field].is_string(), "no {field}: {line}");
+        }
+        if let Some(route) = v["route"].as_str() {
+            routes.push((route.to_string(), v["status"].as_u64().unwrap()));
+        }
+        let secrets = [
+            note.as_str(),
+            text.as_str(),
+            later.as_str(),
+            post["secret"].as_str().unwrap(),
+            reply["secret"].as_str().unwrap(),
+            key.as_str(),
+            &ip.to_string(),
+        ];
+        for s in secrets {
+            assert!(!line.contains(s), "{s:?} logged: {line}");
+        }
+    }
+    // The request lines are there, with their route patterns (never a
+    // path with its id), and the store's debug detail too.
+    for want in [
+        ("/posts", 201),
+        ("/posts/:id/messages", 201),
+        ("/posts/:id/accept", 201),
+        ("/threads/messages", 201),
+        ("/posts", 400),
+        ("/healthz", 200),
+    ] {
+        assert!(
+            routes
+                .iter()
+                .any(|(r, s)| (r.as_str(), *s) == (want.0, want.1 as u64)),
+            "{want:?} not logged: {routes:?}"
+        );
+    }
+    assert!(logged.contains("group committed"), "{logged}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// At the default level a successful probe leaves no line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_is_not_logged_at_the_default_level() {
+    let dir = scratch("probe-log");
+    let log = dir.join("stderr.log");
+    let mut cmd = serve_command("127.0.0.1:0", ":memory:");
+    cmd.env_remove("NEEDHAVE_LOG")
+        .stderr(std::fs::File::create(&log).unwrap());
+    let (mut child, url) = start(&mut cmd);
+    let server = Server::at(&url);
+    for _ in 0..5 {
+        assert_eq!(
+            send_to(&server, fresh_ip(), "GET", "/healthz", None, &[])
+                .await
+                .status,
+            200
+        );
+    }
+    assert_eq!(
+        send_to(&server, fresh_ip(), "GET", "/posts", None, &[])
+            .await
+            .status,
+        200
+    );
+    signal(&child, "TERM");
+    child.wait().unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("route=\"/posts\"") || logged.contains("route=/posts"),
+        "{logged}"
+    );
+    assert!(!logged.contains("healthz"), "{logged}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

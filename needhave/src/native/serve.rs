@@ -137,7 +137,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
         allowed_origins: opts.allowed_origins.clone(),
         allowed_hosts: allowed_hosts(local, &opts.allowed_hosts),
     };
+    // The one line on stdout, for a script to read the address from; the
+    // log (stderr) has it too.
     println!("needhave: serving http://{local} (database {})", opts.db);
+    tracing::info!(addr = %local, db = %opts.db, "serving");
     let exit_with_stdin = opts.exit_with_stdin;
     let stop = async move {
         if exit_with_stdin {
@@ -362,13 +365,24 @@ async fn serve_one(
         let route = crate::routes::API
             .route(parts.method.as_str(), parts.uri.path())
             .map_or("-", |r| r.path);
-        // Never the path itself (it may hold an id), a body, a secret or an IP.
-        tracing::info!(
-            method = %parts.method,
-            route,
-            status = response.status,
-            micros = started.elapsed().as_micros() as u64,
-        );
+        // Never the path itself (it may hold an id), a body, a secret or an
+        // IP. A probe that succeeds every few seconds would drown the rest:
+        // it is a debug line.
+        if route == "/healthz" && response.status == 200 {
+            tracing::debug!(
+                method = %parts.method,
+                route,
+                status = response.status,
+                micros = started.elapsed().as_micros() as u64,
+            );
+        } else {
+            tracing::info!(
+                method = %parts.method,
+                route,
+                status = response.status,
+                micros = started.elapsed().as_micros() as u64,
+            );
+        }
     }
     Ok(to_hyper(response))
 }
