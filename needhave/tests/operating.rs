@@ -476,3 +476,82 @@ async fn a_probe_is_not_logged_at_the_default_level() {
     assert!(!logged.contains("healthz"), "{logged}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A stop lets the requests in flight finish: clients that began their
+/// request before the SIGTERM (the body still arriving) get their whole
+/// answer, and their connections are closed after it; nothing new is
+/// accepted; the exit is clean; every 201 is there after a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_drains_the_requests_in_flight() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let dir = scratch("drain");
+    let db = dir.join("drain.db");
+    let (child, url) = start(&mut serve_command("127.0.0.1:0", &db));
+    let server = Server::at(&url);
+    let mut half_sent = Vec::new();
+    for i in 0..6 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind((fresh_ip(), 0).into()).unwrap();
+        let mut stream = socket.connect(server.addr).await.unwrap();
+        let body = serde_json::json!({"kind": "have", "note": fresh_note(&format!("drained {i}"))})
+            .to_string();
+        let head = format!(
+            "POST /posts HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            server.host,
+            body.len()
+        );
+        // Half the body now, the rest after the SIGTERM; every other
+        // connection asks to be kept alive.
+        let (first, rest) = body.split_at(body.len() / 2);
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(first.as_bytes()).await.unwrap();
+        half_sent.push((stream, rest.to_string()));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    signal(&child, "TERM");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        tokio::net::TcpStream::connect(server.addr).await.is_err(),
+        "a new connection was accepted during the drain"
+    );
+    let mut ids = Vec::new();
+    for (mut stream, rest) in half_sent {
+        stream.write_all(rest.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        // To the end: the server closes the keep-alive connection after
+        // the answer, so this ends.
+        tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            stream.read_to_end(&mut answer),
+        )
+        .await
+        .expect("the connection was left open after its answer")
+        .unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+        let body = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+        let v: serde_json::Value =
+            serde_json::from_str(body).unwrap_or_else(|_| panic!("cut off: {answer}"));
+        ids.push(v["id"].as_str().unwrap().to_string());
+    }
+    let mut child = child;
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+
+    let restarted = Owned::spawn("127.0.0.1:0", db.to_str().unwrap(), &[]);
+    for id in &ids {
+        let r = send_to(
+            &restarted,
+            fresh_ip(),
+            "GET",
+            &format!("/posts/{id}"),
+            None,
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, 200, "post {id} of a 201 is gone");
+    }
+    drop(restarted);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -53,6 +53,9 @@ enum Command {
         limits: LimitArgs,
         #[command(flatten)]
         group: GroupArgs,
+        /// Seconds a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it closes what is left.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+        drain_timeout: f64,
         /// Stop when stdin closes (for test harnesses).
         #[arg(long, hide = true)]
         exit_with_stdin: bool,
@@ -158,6 +161,7 @@ pub fn main() -> ExitCode {
             ip_salt,
             limits,
             group,
+            drain_timeout,
             exit_with_stdin,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -174,6 +178,8 @@ pub fn main() -> ExitCode {
                         ip_salt,
                         limits: limits.limits(),
                         group: group.policy(),
+                        drain: std::time::Duration::from_secs_f64(drain_timeout),
+                        metrics_addr: None,
                         exit_with_stdin,
                     }));
                 // The stdin watch (--exit-with-stdin) is a blocking read that

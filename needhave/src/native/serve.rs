@@ -40,6 +40,10 @@ pub struct Options {
     pub limits: Limits,
     /// Where a group commit closes (`store/sqlite/group.rs`).
     pub group: crate::store::sqlite::GroupPolicy,
+    /// How long a stop lets the requests in flight finish.
+    pub drain: Duration,
+    /// Where the Prometheus metrics listener binds, if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
     /// Also stop when stdin closes: a test harness's child dies with it.
     pub exit_with_stdin: bool,
 }
@@ -51,7 +55,15 @@ pub struct Policy {
     /// A header set by the operator's own proxy (any case).
     pub client_ip_header: Option<String>,
     pub limits: Limits,
+    /// How long a stop lets the requests in flight finish ([`DRAIN`] when
+    /// `None`).
+    pub drain: Option<Duration>,
 }
+
+/// How long a stop waits for the requests in flight, by default: more than
+/// any answer takes, less than a service manager's own stop timeout
+/// (systemd's is 90 s).
+pub const DRAIN: Duration = Duration::from_secs(10);
 
 struct State {
     store: Arc<dyn Store>,
@@ -160,6 +172,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         Policy {
             client_ip_header: opts.client_ip_header,
             limits: opts.limits,
+            drain: Some(opts.drain),
         },
         stop,
     )
@@ -203,8 +216,11 @@ pub fn allowed_hosts(local: SocketAddr, extra: &[String]) -> Option<Vec<String>>
     }
 }
 
-/// Serves `listener` with any store until `shutdown` completes, then lets
-/// open connections finish for up to 5 s. Tests call this directly to put a
+/// Serves `listener` with any store until `shutdown` completes, then
+/// drains: the listener is closed at once, every request in flight gets its
+/// whole answer, and each keep-alive connection is closed once it is between
+/// requests (hyper's graceful shutdown), for up to `policy.drain`; what is
+/// still open then is dropped. Tests call this directly to put a
 /// failing or panicking store behind a real socket.
 pub async fn serve(
     listener: TcpListener,
@@ -214,6 +230,7 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let limits = policy.limits;
+    let drain = policy.drain.unwrap_or(DRAIN);
     let state = Arc::new(State {
         store,
         config: Arc::new(config),
@@ -271,11 +288,17 @@ pub async fn serve(
         }
     }
     drop(listener);
-    tracing::info!("shutting down");
+    tracing::info!(
+        drain_secs = drain.as_secs_f64(),
+        "stopping: no new connections; letting the requests in flight finish"
+    );
     tokio::select! {
         _ = graceful.shutdown() => {}
-        _ = tokio::time::sleep(Duration::from_secs(5)) => {
-            tracing::warn!("connections still open after 5 s; closing");
+        _ = tokio::time::sleep(drain) => {
+            tracing::warn!(
+                drain_secs = drain.as_secs_f64(),
+                "connections still open at the end of the drain; closing them"
+            );
         }
     }
 }
