@@ -205,6 +205,8 @@ fn sample(route: &str, f: &Flow) -> (String, Option<Json>, usize) {
                 "params": {"name": "read_post", "arguments": {"id": pid}}})),
             1,
         ),
+        // The probe: one round trip, to know the store answers.
+        "GET /healthz" => ("/healthz".into(), None, 1),
         // The documents (robots.txt, llms.txt, the card, …) are rendered
         // from the table: no store at all.
         other if other.starts_with("GET /") && !other.contains(':') => (other[4..].into(), None, 0),
