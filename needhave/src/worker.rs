@@ -106,6 +106,7 @@ fn config(env: &JsValue) -> Config {
         ip_salt,
         allowed_origins,
         allowed_hosts: None,
+        ..Default::default()
     }
 }
 

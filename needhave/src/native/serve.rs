@@ -33,6 +33,8 @@ pub struct Options {
     pub addr: SocketAddr,
     pub db: String,
     pub client_ip_header: Option<String>,
+    /// The origin every document names (`--public-url`).
+    pub public_url: Option<String>,
     pub allowed_origins: Vec<String>,
     /// Extra host names `POST /mcp` answers to; `*` turns the check off.
     pub allowed_hosts: Vec<String>,
@@ -122,6 +124,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
         ip_salt,
         allowed_origins: opts.allowed_origins.clone(),
         allowed_hosts: crate::hosts::allowed_hosts(local, &opts.allowed_hosts),
+        public_url: opts.public_url.clone(),
+        // The proxy opt-in: whoever sets the client's address also says
+        // how it was reached.
+        trust_forwarded: opts.client_ip_header.is_some(),
     };
     println!("needhave: serving http://{local} (database {})", opts.db);
     let exit_with_stdin = opts.exit_with_stdin;
@@ -332,13 +338,36 @@ async fn serve_one(
             .map_or("-", |r| r.path);
         // Never the path itself (it may hold an id), a body, a secret or an IP.
         tracing::info!(
-            method = %parts.method,
+            method = %Cut(parts.method.as_str()),
             route,
             status = response.status,
             micros = started.elapsed().as_micros() as u64,
         );
     }
     Ok(to_hyper(response))
+}
+
+/// A client-chosen token (an extension method) as a log line carries it:
+/// its first [`Cut::MAX`] bytes and `…` when it is longer, so that no client
+/// writes long lines into the operator's log.
+struct Cut<'a>(&'a str);
+
+impl Cut<'_> {
+    const MAX: usize = 32;
+}
+
+impl std::fmt::Display for Cut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.len() <= Self::MAX {
+            return f.write_str(self.0);
+        }
+        let end = (0..=Self::MAX)
+            .rev()
+            .find(|&i| self.0.is_char_boundary(i))
+            .unwrap_or(0);
+        f.write_str(&self.0[..end])?;
+        f.write_str("…")
+    }
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
