@@ -13,4 +13,12 @@ pub struct Config {
     /// A server bound to loopback sets the loopback names: DNS-rebinding
     /// protection.
     pub allowed_hosts: Option<Vec<String>>,
+    /// `scheme://host[:port]` every document names as the list's origin,
+    /// whatever the request says (`--public-url`).
+    pub public_url: Option<String>,
+    /// Whether `X-Forwarded-Proto` and `X-Forwarded-Host` are the
+    /// operator's proxy speaking (the native server's `--client-ip-header`
+    /// opt-in); otherwise any client could write them into documents that
+    /// caches keep.
+    pub trust_forwarded: bool,
 }

@@ -108,6 +108,7 @@ fn config(env: &JsValue) -> Config {
         ip_salt,
         allowed_origins,
         allowed_hosts: None,
+        ..Default::default()
     }
 }
 

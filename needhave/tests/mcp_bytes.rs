@@ -79,12 +79,24 @@ impl Exec for Fake {
 struct Case {
     http: Option<[Option<&'static str>; 3]>,
     body: String,
+    /// A mirrored header sent twice, as the endpoint reports it.
+    repeated: Option<&'static str>,
+}
+
+/// A request over HTTP whose `header` came twice.
+fn twice(header: &'static str, headers: [Option<&'static str>; 3], body: &str) -> Case {
+    Case {
+        http: Some(headers),
+        body: body.to_string(),
+        repeated: Some(header),
+    }
 }
 
 fn http(version: Option<&'static str>, body: Value) -> Case {
     Case {
         http: Some([version, None, None]),
         body: body.to_string(),
+        repeated: None,
     }
 }
 
@@ -92,6 +104,7 @@ fn stdio(body: Value) -> Case {
     Case {
         http: None,
         body: body.to_string(),
+        repeated: None,
     }
 }
 
@@ -99,6 +112,7 @@ fn raw(body: &str) -> Case {
     Case {
         http: Some([None, None, None]),
         body: body.to_string(),
+        repeated: None,
     }
 }
 
@@ -117,6 +131,7 @@ fn modern(id: Value, method: &'static str, mut params: Value, name: Option<&'sta
     Case {
         http: Some([Some(NEW), Some(method), name]),
         body: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        repeated: None,
     }
 }
 
@@ -389,18 +404,22 @@ fn cases() -> Vec<Case> {
         Case {
             http: Some([Some(NEW), Some("tools/list"), None]),
             body: req(json!(87), "server/discover", json!({"_meta": meta()})).to_string(),
+            repeated: None,
         },
         Case {
             http: Some([Some(NEW), None, None]),
             body: req(json!(88), "tools/list", json!({"_meta": meta()})).to_string(),
+            repeated: None,
         },
         Case {
             http: Some([None, Some("tools/list"), None]),
             body: req(json!(89), "tools/list", json!({"_meta": meta()})).to_string(),
+            repeated: None,
         },
         Case {
             http: Some([Some("2025-06-18"), Some("tools/list"), None]),
             body: req(json!(90), "tools/list", json!({"_meta": meta()})).to_string(),
+            repeated: None,
         },
         http(None, req(json!(91), "server/discover", json!({}))),
         http(Some(NEW), req(json!(92), "tools/list", json!({}))),
@@ -455,6 +474,44 @@ fn cases() -> Vec<Case> {
         stdio(json!([req(json!(103), "tools/list", json!({}))])),
         stdio(req(json!(104), "server/discover", json!({}))),
     ];
+    // Ids as written: exponents, past u64, fractions, escapes, in a batch.
+    c.extend([
+        raw(r#"{"jsonrpc":"2.0","id":1E2,"method":"ping"}"#),
+        raw(r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#),
+        raw(r#"{"jsonrpc":"2.0","id":-0.50,"method":"no/such"}"#),
+        raw(r#"{"jsonrpc":"2.0","id":"a\u0062","method":"ping"}"#),
+        raw(r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#),
+        raw(r#"[{"jsonrpc":"2.0","id":1E2,"method":"ping"},{"jsonrpc":"2.0","id":12345678901234567890123,"method":"tools/list","params":[]}]"#),
+        raw(r#"{"jsonrpc":"2.0","id":2E0,"method":"ping","params":[]}"#),
+    ]);
+    // A mirrored header twice: refused, in each era's shape.
+    c.extend([
+        twice(
+            "MCP-Protocol-Version",
+            [Some("2025-06-18"), None, None],
+            r#"{"jsonrpc":"2.0","id":1E1,"method":"ping"}"#,
+        ),
+        twice(
+            "Mcp-Method",
+            [Some(NEW), Some("tools/list"), None],
+            &req(json!(120), "tools/list", json!({"_meta": meta()})).to_string(),
+        ),
+        twice(
+            "Mcp-Name",
+            [Some(NEW), Some("tools/call"), Some("list_posts")],
+            &req(
+                json!(121),
+                "tools/call",
+                json!({"name": "list_posts", "_meta": meta()}),
+            )
+            .to_string(),
+        ),
+        twice(
+            "Mcp-Method",
+            [None, None, None],
+            &json!([req(json!(122), "ping", json!({}))]).to_string(),
+        ),
+    ]);
     // A batch whose answers pass the limit: the rest are not run.
     c.push(http(
         None,
@@ -478,13 +535,16 @@ fn transcript() -> String {
         let fake = Fake::default();
         let transport = match case.http {
             Some([protocol_version, method, name]) => {
-                out.push_str(&format!(
-                    "> http {protocol_version:?} {method:?} {name:?}\n"
-                ));
+                out.push_str(&format!("> http {protocol_version:?} {method:?} {name:?}"));
+                if let Some(h) = case.repeated {
+                    out.push_str(&format!(" {h} twice"));
+                }
+                out.push('\n');
                 Transport::Http(Headers {
                     protocol_version,
                     method,
                     name,
+                    repeated: case.repeated,
                 })
             }
             None => {
@@ -501,7 +561,7 @@ fn transcript() -> String {
         }
         match outcome {
             Outcome::Reply { status, body } => {
-                let text = serde_json::to_string(&body).unwrap();
+                let text = String::from_utf8(body).unwrap();
                 if text.len() > 20_000 {
                     // Held by its digest: the big batch answer.
                     out.push_str(&format!(

@@ -2,6 +2,10 @@
 //! elements one may hold, how large its answer may grow, and how many are
 //! built at once. `server.rs` runs them under it.
 
+use serde_json::Value;
+
+use crate::api::Api;
+
 // Macros, so that the messages can name the limits with `concat!`: a
 // message known at compile time costs no formatting code.
 macro_rules! max_batch {
@@ -18,9 +22,10 @@ macro_rules! max_batch_answer {
 /// More elements than this in one batch are refused as a whole.
 pub const MAX_BATCH: usize = max_batch!();
 
-/// A batch stops running once its answers add up to this many bytes: the
-/// elements left get an error each (and are not run), so that a request
-/// of a few KB never gets much more than this back.
+/// A batch's answer is at most this many bytes as sent, counted as they are
+/// written: an element whose answer would pass it (with the room the later
+/// elements' errors take) gets an error instead, as do the elements after
+/// it (not run), so that a request of a few KB never gets more back.
 pub const MAX_BATCH_ANSWER: usize = max_batch_answer!(); // 2 MiB
 
 /// What a batch of more than [`MAX_BATCH`] elements is told.
@@ -65,4 +70,23 @@ pub async fn turn() -> BatchTurn {
     }
     #[cfg(target_arch = "wasm32")]
     BatchTurn
+}
+
+/// Room kept for a write's answer: a tool that writes runs in a batch only
+/// while this much fits under [`MAX_BATCH_ANSWER`], since once it has run
+/// its answer (a secret, a thread key) must reach the caller. A write
+/// answers a few KB at most (its note or text, escaped, twice).
+pub const WRITE_ROOM: usize = 64 * 1024;
+
+/// Whether a batch element can be run and its answer then dropped without
+/// losing anything: every method but a `tools/call` of a tool that writes.
+pub fn reads_only(api: &Api, msg: &Value) -> bool {
+    if msg["method"] != "tools/call" {
+        return true;
+    }
+    match msg["params"]["name"].as_str().and_then(|n| api.tool(n)) {
+        Some(tool) => tool.read_only,
+        // An unknown tool is answered with an error and nothing else.
+        None => true,
+    }
 }

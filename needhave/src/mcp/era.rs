@@ -56,6 +56,10 @@ pub struct Headers<'a> {
     pub protocol_version: Option<&'a str>,
     pub method: Option<&'a str>,
     pub name: Option<&'a str>,
+    /// One of these headers sent more than once (its name): refused
+    /// unread, since which line to believe would be a guess the client
+    /// did not make.
+    pub repeated: Option<&'static str>,
 }
 
 /// Where a message came from: over HTTP its headers are checked against
@@ -156,6 +160,9 @@ fn header_mismatch(header: &str, value: &str, body: &str) -> RpcError {
 /// version nobody here speaks is refused. When the body names a version,
 /// `read` compares the two first, since a mismatch is the finding then.
 pub fn check_header(transport: &Transport, body: &Value) -> Result<(), RpcError> {
+    if let Some(name) = transport.headers().and_then(|h| h.repeated) {
+        return Err(repeated(transport, body, name));
+    }
     if body["params"]["_meta"][META_VERSION].is_string() {
         return Ok(());
     }
@@ -163,6 +170,27 @@ pub fn check_header(transport: &Transport, body: &Value) -> Result<(), RpcError>
         Some(v) if !PROTOCOL_VERSIONS.contains(&v.trim()) => Err(unsupported(v.trim())),
         _ => Ok(()),
     }
+}
+
+/// A mirrored header sent twice: 400, in the shape of the request's era
+/// (2026-07-28's header error, -32020; else an invalid request, -32600).
+fn repeated(transport: &Transport, body: &Value, name: &str) -> RpcError {
+    let version = body["params"]["_meta"][META_VERSION]
+        .as_str()
+        .or(transport.headers().and_then(|h| h.protocol_version));
+    let modern = match version {
+        Some(v) => is_modern(v.trim()),
+        None => body["method"]
+            .as_str()
+            .is_some_and(|m| MODERN_ONLY.contains(&m)),
+    };
+    let (code, lead) = if modern {
+        (-32020, "Header mismatch: the ")
+    } else {
+        (-32600, "Invalid Request: the ")
+    };
+    let message = [lead, name, " header is sent more than once"].concat();
+    RpcError::new(code, message).with_status(400)
 }
 
 fn is_modern(version: &str) -> bool {

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::api::Ctx;
-use crate::http::{Request, Response};
+use crate::http::{Request, Response, JSON};
 use crate::platform::BoxFuture;
 
 /// Every revision spoken, newest first: what `server/discover` and an
@@ -133,7 +133,7 @@ impl tools::Exec for InProcess<'_> {
     }
 
     fn origin(&self) -> String {
-        crate::pages::origin(self.req)
+        crate::pages::origin(self.req, &self.ctx.config)
     }
 }
 
@@ -141,7 +141,7 @@ impl tools::Exec for InProcess<'_> {
 /// body has one.
 fn refuse(req: &Request, status: u16, code: i64, message: &'static str) -> Response {
     let e = era::RpcError::new(code, message);
-    Response::json(status, &server::refuse(&req.body, &e))
+    Response::new(status, JSON, server::refuse(&req.body, &e))
 }
 
 pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
@@ -163,10 +163,19 @@ pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
         protocol_version: req.header("mcp-protocol-version"),
         method: req.header("mcp-method"),
         name: req.header("mcp-name"),
+        repeated: ["MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"]
+            .into_iter()
+            .find(|name| {
+                let lines = req
+                    .headers
+                    .iter()
+                    .filter(|(n, _)| n.eq_ignore_ascii_case(name));
+                lines.count() > 1
+            }),
     };
     let transport = era::Transport::Http(headers);
     match server::handle_payload(ctx.api, transport, &req.body, &InProcess { ctx, req }).await {
-        server::Outcome::Reply { status, body } => Response::json(status, &body),
+        server::Outcome::Reply { status, body } => Response::new(status, JSON, body),
         server::Outcome::Accepted => Response::empty(202),
     }
 }

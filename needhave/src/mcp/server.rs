@@ -9,6 +9,8 @@
 //! with `isError: true`; JSON-RPC errors are kept for the protocol's own
 //! failures (unknown method, unknown tool, malformed request).
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::batch::{self, MAX_BATCH, MAX_BATCH_ANSWER, NOT_RUN};
@@ -23,52 +25,89 @@ pub const INSTRUCTIONS: &str = "Needhave is a public list of needs and haves for
 type Answer = Result<Value, RpcError>;
 
 pub enum Outcome {
-    /// A response (object) or the responses of a batch (array), with the
-    /// HTTP status it travels with (stdio ignores it).
-    Reply { status: u16, body: Value },
+    /// A response (object) or the responses of a batch (array), as the
+    /// bytes sent, with the HTTP status they travel with (stdio ignores it).
+    Reply { status: u16, body: Vec<u8> },
     /// Only notifications: nothing to answer.
     Accepted,
 }
 
+/// A request's id as the client wrote it: the raw JSON text of a string or
+/// a number, echoed byte for byte (`1E2` stays `1E2`, a 20-digit number
+/// keeps its digits), which a round trip through [`Value`] would not do.
+type Id<'a> = Option<&'a str>;
+
 /// An error response. `id` is the request's whenever it could be read;
 /// `null` only when it could not (JSON-RPC 2.0 asks for `null` then).
-fn error(id: Option<Value>, e: &RpcError) -> Value {
-    response(id.unwrap_or(Value::Null), "error", e.to_value())
+fn error(id: Id, e: &RpcError) -> Vec<u8> {
+    response(id, "error", &e.to_value())
 }
 
-/// `{"jsonrpc": "2.0", "id": …, key: …}`: `key` is `result` or `error`.
-fn response(id: Value, key: &str, value: Value) -> Value {
-    let mut r = Map::new();
-    r.insert("jsonrpc".into(), "2.0".into());
-    r.insert("id".into(), id);
-    r.insert(key.into(), value);
-    Value::Object(r)
+/// `{"id": …, "jsonrpc": "2.0", key: …}` (`key` is `result` or `error`),
+/// written out in the order serde_json writes an object's keys.
+fn response(id: Id, key: &str, value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    if key == "error" {
+        out.extend_from_slice(b"{\"error\":");
+        write_value(&mut out, value);
+        out.extend_from_slice(b",\"id\":");
+        out.extend_from_slice(id.unwrap_or("null").as_bytes());
+        out.extend_from_slice(b",\"jsonrpc\":\"2.0\"}");
+    } else {
+        out.extend_from_slice(b"{\"id\":");
+        out.extend_from_slice(id.unwrap_or("null").as_bytes());
+        out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"");
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        write_value(&mut out, value);
+        out.push(b'}');
+    }
+    out
 }
 
-fn reply(status: u16, body: Value) -> Outcome {
+fn write_value(out: &mut Vec<u8>, value: &Value) {
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+fn reply(status: u16, body: Vec<u8>) -> Outcome {
     Outcome::Reply { status, body }
 }
 
-/// The id of a message, when it has a valid one.
-fn id_of(msg: &Value) -> Option<Value> {
-    match msg.get("id") {
-        Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
-        _ => None,
+/// Only the `id` of a message, borrowed as written.
+#[derive(Deserialize)]
+struct RawId<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
+/// The id of a message (`msg`, as parsed from `text`), when it has a valid
+/// one: its raw text when `text` gives it, else as serde_json writes it.
+fn id_of<'a>(msg: &Value, text: &'a [u8], written: &'a mut String) -> Id<'a> {
+    if !matches!(msg.get("id"), Some(Value::String(_) | Value::Number(_))) {
+        return None;
+    }
+    // An object whose `id` is repeated is read with its last one, as the
+    // Value was.
+    match serde_json::from_slice::<RawId>(text) {
+        Ok(RawId { id: Some(raw) }) => Some(raw.get()),
+        _ => {
+            *written = msg["id"].to_string();
+            Some(written.as_str())
+        }
     }
 }
 
-/// The id of a raw request body, for answers given before the body is
-/// handled (Origin and Host refusals): the request's when it has one.
-pub fn request_id(payload: &[u8]) -> Option<Value> {
-    serde_json::from_slice::<Value>(payload)
-        .ok()
-        .and_then(|v| id_of(&v))
-}
-
-/// An error answer to a payload as a whole, with its id when it is one
-/// request with one.
-pub fn refuse(payload: &[u8], e: &RpcError) -> Value {
-    error(request_id(payload), e)
+/// An error answer to a payload as a whole (Origin and Host refusals,
+/// given before the body is handled), with its id when it is one request
+/// with one.
+pub fn refuse(payload: &[u8], e: &RpcError) -> Vec<u8> {
+    let mut written = String::new();
+    let id = match serde_json::from_slice::<Value>(payload) {
+        Ok(v) => id_of(&v, payload, &mut written),
+        Err(_) => None,
+    };
+    error(id, e)
 }
 
 pub async fn handle_payload<E: Exec + ?Sized>(
@@ -80,12 +119,18 @@ pub async fn handle_payload<E: Exec + ?Sized>(
     let Ok(value) = serde_json::from_slice::<Value>(payload) else {
         return reply(400, error(None, &RpcError::new(-32700, "Parse error")));
     };
+    let mut written = String::new();
     if let Err(e) = era::check_header(&transport, &value) {
-        return reply(e.status, error(id_of(&value), &e));
+        return reply(e.status, error(id_of(&value, payload, &mut written), &e));
     }
     match value {
-        Value::Array(items) => batch(api, transport, items, exec).await,
-        other => match handle_message(api, &transport, other, exec, false).await {
+        Value::Array(items) => {
+            // The elements as written, for their ids: the array parsed
+            // once already, so this cannot fail.
+            let texts: Vec<&RawValue> = serde_json::from_slice(payload).unwrap_or_default();
+            batch(api, transport, items, &texts, exec).await
+        }
+        other => match handle_message(api, &transport, other, payload, exec, false).await {
             Some((status, r)) => reply(status, r),
             None => Outcome::Accepted,
         },
@@ -99,6 +144,7 @@ async fn batch<E: Exec + ?Sized>(
     api: &Api,
     transport: Transport<'_>,
     items: Vec<Value>,
+    texts: &[&RawValue],
     exec: &E,
 ) -> Outcome {
     if items.is_empty() {
@@ -119,29 +165,72 @@ async fn batch<E: Exec + ?Sized>(
     // Held until the answer is built (not while it is sent): bounds how
     // many half-built answers the process holds at once.
     let _turn = batch::turn().await;
-    let mut replies = Vec::new();
-    let mut size = 0;
-    for item in items {
-        if size >= MAX_BATCH_ANSWER {
-            // Not run: nothing is written that the caller would not hear of.
-            if let Some(id) = id_of(&item) {
-                let e = RpcError::new(NOT_RUN, batch::NOT_RUN_MESSAGE);
-                replies.push(error(Some(id), &e));
-            }
-            continue;
-        }
-        if let Some((_, r)) = handle_message(api, &element, item, exec, true).await {
-            size += serde_json::to_vec(&r).map_or(0, |b| b.len());
-            replies.push(r);
-        }
-        // An element's answer is CPU work that need not wait on anything;
-        // others' requests go first between elements.
-        crate::platform::yield_now().await;
+    let text = |i: usize| texts.get(i).map_or(&b""[..], |t| t.get().as_bytes());
+    // What each element is answered if it is not run, so that the room
+    // they need is known before any element runs.
+    let not_run: Vec<Option<Vec<u8>>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let mut written = String::new();
+            let id = id_of(item, text(i), &mut written)?;
+            Some(error(
+                Some(id),
+                &RpcError::new(NOT_RUN, batch::NOT_RUN_MESSAGE),
+            ))
+        })
+        .collect();
+    // Room the elements after each one need for their not-run answers and
+    // a comma each.
+    let mut after = vec![0; items.len()];
+    for i in (0..items.len().saturating_sub(1)).rev() {
+        after[i] = after[i + 1] + not_run[i + 1].as_ref().map_or(0, |e| e.len() + 1);
     }
-    if replies.is_empty() {
+    // The answer as sent, counted as it is written: `[`, the answers, their
+    // commas, `]`.
+    let mut out = vec![b'['];
+    let mut stopped = false;
+    for (i, item) in items.into_iter().enumerate() {
+        let comma = usize::from(out.len() > 1);
+        // Whether `len` more bytes fit with what the later elements need
+        // and the closing `]`.
+        let fits = |out: &Vec<u8>, len: usize| {
+            out.len() + comma + len + after[i] + b"]".len() <= MAX_BATCH_ANSWER
+        };
+        // A write runs only where its answer is sure to fit: once run, its
+        // answer (a secret, a thread key) must reach the caller.
+        if !stopped && !batch::reads_only(api, &item) && !fits(&out, batch::WRITE_ROOM) {
+            stopped = true;
+        }
+        let answer = if stopped {
+            None
+        } else {
+            let answer = handle_message(api, &element, item, text(i), exec, true).await;
+            // An element's answer is CPU work that need not wait on
+            // anything; others' requests go first between elements.
+            crate::platform::yield_now().await;
+            match answer {
+                Some((_, r)) if !fits(&out, r.len()) => {
+                    stopped = true;
+                    None
+                }
+                Some((_, r)) => Some(r),
+                None => continue,
+            }
+        };
+        // Not run, or its answer dropped: the caller hears of it.
+        if let Some(r) = answer.or_else(|| not_run[i].clone()) {
+            if comma == 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&r);
+        }
+    }
+    if out.len() == 1 {
         Outcome::Accepted
     } else {
-        reply(200, Value::Array(replies))
+        out.push(b']');
+        reply(200, out)
     }
 }
 
@@ -151,21 +240,23 @@ pub async fn handle_message<E: Exec + ?Sized>(
     api: &Api,
     transport: &Transport<'_>,
     msg: Value,
+    text: &[u8],
     exec: &E,
     in_batch: bool,
-) -> Option<(u16, Value)> {
-    let invalid = |id: Option<Value>, why: &'static str| {
+) -> Option<(u16, Vec<u8>)> {
+    let invalid = |id: Id, why: &'static str| {
         let e = RpcError::new(-32600, why);
         Some((e.status, error(id, &e)))
     };
-    let Value::Object(obj) = msg else {
+    let Some(obj) = msg.as_object() else {
         return invalid(None, "Invalid Request: not an object");
     };
     // A notification has no `id` member at all; `"id": null` is a request
     // with an id MCP forbids.
+    let mut written = String::new();
     let id = match obj.get("id") {
         None => None,
-        Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
+        Some(Value::String(_) | Value::Number(_)) => id_of(&msg, text, &mut written),
         Some(_) => return invalid(None, "Invalid Request: id is a string or a number"),
     };
     let is_response =
@@ -210,7 +301,7 @@ pub async fn handle_message<E: Exec + ?Sized>(
         }
     };
     Some(match result {
-        Ok(r) => (200, response(id, "result", r)),
+        Ok(r) => (200, response(Some(id), "result", &r)),
         Err(e) => (e.status, error(Some(id), &e)),
     })
 }

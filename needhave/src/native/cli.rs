@@ -37,9 +37,12 @@ enum Command {
         /// SQLite database file (created from schema.sql), or `:memory:`.
         #[arg(long, default_value = "needhave.db")]
         db: String,
-        /// Take the client IP from this header (set by your own proxy) instead of the TCP peer.
+        /// Take the client IP from this header (set by your own proxy) instead of the TCP peer; X-Forwarded-Proto and X-Forwarded-Host are then believed too.
         #[arg(long, value_name = "HEADER")]
         client_ip_header: Option<String>,
+        /// The list's public origin (`https://list.example`), named by every document whatever a request's Host says.
+        #[arg(long, value_name = "URL", value_parser = public_url)]
+        public_url: Option<String>,
         /// Also allow this browser Origin, on the JSON calls and /mcp (repeatable); `*` allows every origin.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
@@ -120,6 +123,24 @@ impl GroupArgs {
     }
 }
 
+/// `http(s)://host[:port]`, without a trailing slash: an origin, no path.
+fn public_url(s: &str) -> Result<String, String> {
+    let s = s.trim().trim_end_matches('/');
+    let host = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .unwrap_or("");
+    if !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !b"/?#@".contains(&b))
+    {
+        Ok(s.to_string())
+    } else {
+        Err("an origin: http:// or https://, a host and perhaps a port, no path".into())
+    }
+}
+
 fn seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
@@ -156,6 +177,7 @@ pub fn main() -> ExitCode {
             addr,
             db,
             client_ip_header,
+            public_url,
             allow_origins,
             allow_hosts,
             ip_salt,
@@ -173,6 +195,7 @@ pub fn main() -> ExitCode {
                         addr,
                         db,
                         client_ip_header,
+                        public_url,
                         allowed_origins: allow_origins,
                         allowed_hosts: allow_hosts,
                         ip_salt,

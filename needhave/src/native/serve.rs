@@ -35,6 +35,8 @@ pub struct Options {
     pub addr: SocketAddr,
     pub db: String,
     pub client_ip_header: Option<String>,
+    /// The origin every document names (`--public-url`).
+    pub public_url: Option<String>,
     pub allowed_origins: Vec<String>,
     /// Extra host names `POST /mcp` answers to; `*` turns the check off.
     pub allowed_hosts: Vec<String>,
@@ -150,6 +152,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
         ip_salt,
         allowed_origins: opts.allowed_origins.clone(),
         allowed_hosts: crate::hosts::allowed_hosts(local, &opts.allowed_hosts),
+        public_url: opts.public_url.clone(),
+        // The proxy opt-in: whoever sets the client's address also says
+        // how it was reached.
+        trust_forwarded: opts.client_ip_header.is_some(),
     };
     // The one line on stdout, for a script to read the address from; the
     // log (stderr) has it too.
@@ -377,14 +383,14 @@ async fn serve_one(
         // it is a debug line.
         if route == "/healthz" && response.status == 200 {
             tracing::debug!(
-                method = %parts.method,
+                method = %Cut(parts.method.as_str()),
                 route,
                 status = response.status,
                 micros = started.elapsed().as_micros() as u64,
             );
         } else {
             tracing::info!(
-                method = %parts.method,
+                method = %Cut(parts.method.as_str()),
                 route,
                 status = response.status,
                 micros = started.elapsed().as_micros() as u64,
@@ -392,6 +398,29 @@ async fn serve_one(
         }
     }
     Ok(to_hyper(response))
+}
+
+/// A client-chosen token (an extension method) as a log line carries it:
+/// its first [`Cut::MAX`] bytes and `…` when it is longer, so that no client
+/// writes long lines into the operator's log.
+struct Cut<'a>(&'a str);
+
+impl Cut<'_> {
+    const MAX: usize = 32;
+}
+
+impl std::fmt::Display for Cut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.len() <= Self::MAX {
+            return f.write_str(self.0);
+        }
+        let end = (0..=Self::MAX)
+            .rev()
+            .find(|&i| self.0.is_char_boundary(i))
+            .unwrap_or(0);
+        f.write_str(&self.0[..end])?;
+        f.write_str("…")
+    }
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {

@@ -183,7 +183,8 @@ pub fn run(base: &str) -> std::io::Result<()> {
             Outcome::Reply { body, .. } => body,
             Outcome::Accepted => continue,
         };
-        writeln!(stdout, "{reply}")?;
+        stdout.write_all(&reply)?;
+        stdout.write_all(b"\n")?;
         stdout.flush()?;
     }
 }

@@ -86,5 +86,5 @@ pub fn served(api: &Api, origin: &str) -> String {
 }
 
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    text(JSON, served(ctx.api, &origin(req)))
+    text(JSON, served(ctx.api, &origin(req, &ctx.config)))
 }

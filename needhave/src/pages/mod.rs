@@ -30,6 +30,7 @@ pub mod skills;
 use crate::api::Ctx;
 use crate::api::{Api, Body, Route};
 use crate::http::{Request, Response};
+use crate::Config;
 
 /// The discovery documents `GET /` names in its one `Link` header, with
 /// their relation types: `service-desc`, `service-doc`, `alternate`,
@@ -155,7 +156,7 @@ pub fn origin_as(origin: &str, how: Escape) -> String {
 pub fn filled(req: &Request, ctx: &Ctx, path: &str, template: &str, how: Escape) -> Response {
     text(
         media_of(ctx.api, path),
-        fill_origin(template, &origin(req), how),
+        fill_origin(template, &origin(req, &ctx.config), how),
     )
 }
 
@@ -197,18 +198,32 @@ pub fn link_header() -> String {
 }
 
 /// `scheme://host[:port]` of the serving host, for documents that must give
-/// absolute URLs (sitemap, catalog, card). The scheme is the proxy's
-/// `X-Forwarded-Proto` when it says `http` or `https`; otherwise `http` for a
+/// absolute URLs (sitemap, catalog, card): the operator's public URL when
+/// set. Else the host is the request's `Host`, and the scheme `http` for a
 /// loopback host (`needhave serve`, `wrangler dev`) and `https` for any
-/// other (the Worker is served over TLS). At worst a wrong header makes
-/// wrong links in the answer to that very client.
-pub fn origin(req: &Request) -> String {
-    let host = req
-        .header("host")
-        .map(str::trim)
-        .filter(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic() && b != b'/'))
+/// other (the Worker is served over TLS). Behind a proxy the operator has
+/// vouched for, its `X-Forwarded-Host` and `X-Forwarded-Proto` (the last
+/// value, the one it appended) come first; from anyone else they are
+/// ignored, since these documents are cached publicly and one client's
+/// header would name its host to every reader.
+pub fn origin(req: &Request, config: &Config) -> String {
+    if let Some(url) = &config.public_url {
+        return url.clone();
+    }
+    let forwarded = |name| {
+        config
+            .trust_forwarded
+            .then(|| req.header(name))
+            .flatten()
+            .and_then(|v: &str| v.rsplit(',').next())
+            .map(str::trim)
+    };
+    let valid = |h: &&str| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic() && b != b'/');
+    let host = forwarded("x-forwarded-host")
+        .filter(valid)
+        .or_else(|| req.header("host").map(str::trim).filter(valid))
         .unwrap_or("localhost");
-    let scheme = match req.header("x-forwarded-proto").map(str::trim) {
+    let scheme = match forwarded("x-forwarded-proto") {
         Some(p @ ("http" | "https")) => p,
         _ if is_loopback(host) => "http",
         _ => "https",
@@ -342,6 +357,10 @@ mod tests {
 
     #[test]
     fn origins() {
+        let trusted = Config {
+            trust_forwarded: true,
+            ..Config::default()
+        };
         let at = |host: Option<&str>, proto: Option<&str>| {
             let mut r = Request::new("GET", "/");
             if let Some(h) = host {
@@ -350,7 +369,7 @@ mod tests {
             if let Some(p) = proto {
                 r.headers.push(("x-forwarded-proto".into(), p.into()));
             }
-            origin(&r)
+            origin(&r, &trusted)
         };
         assert_eq!(at(Some("127.0.0.1:8787"), None), "http://127.0.0.1:8787");
         assert_eq!(at(Some("[::1]:80"), None), "http://[::1]:80");
@@ -364,5 +383,21 @@ mod tests {
         );
         assert_eq!(at(Some("evil/path"), None), "http://localhost");
         assert_eq!(at(None, None), "http://localhost");
+        // Forwarded headers: the proxy's last value, and only when trusted.
+        let mut r = Request::new("GET", "/");
+        r.headers.push(("host".into(), "10.0.0.5:8787".into()));
+        r.headers.push((
+            "x-forwarded-host".into(),
+            "evil.example, list.example".into(),
+        ));
+        r.headers
+            .push(("x-forwarded-proto".into(), "http, https".into()));
+        assert_eq!(origin(&r, &trusted), "https://list.example");
+        assert_eq!(origin(&r, &Config::default()), "https://10.0.0.5:8787");
+        let fixed = Config {
+            public_url: Some("https://needhave.io".into()),
+            ..trusted
+        };
+        assert_eq!(origin(&r, &fixed), "https://needhave.io");
     }
 }

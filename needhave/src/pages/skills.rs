@@ -112,8 +112,8 @@ pub fn served_index(origin: &str) -> String {
     fill(INDEX_JSON, &[(DIGEST, &digest)])
 }
 
-pub async fn index(req: &Request, _ctx: &Ctx) -> Response {
-    text(JSON, served_index(&origin(req)))
+pub async fn index(req: &Request, ctx: &Ctx) -> Response {
+    text(JSON, served_index(&origin(req, &ctx.config)))
 }
 
 pub async fn skill(req: &Request, ctx: &Ctx) -> Response {
