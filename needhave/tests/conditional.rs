@@ -318,3 +318,50 @@ mod cost {
         assert_eq!(r.body, first.body);
     }
 }
+
+/// The MCP server card as its draft asks: its own media type when asked
+/// for, `Vary: Accept`, a tag per media type, an hour of caching, CORS.
+#[tokio::test]
+async fn the_server_card_by_its_media_type() {
+    const CARD: &str = "application/mcp-server-card+json";
+    for path in ["/mcp/server-card", "/.well-known/mcp/server-card.json"] {
+        let plain = Client::new().get(path).await;
+        let asked = Client::new()
+            .send("GET", path, None, &[("accept", CARD)])
+            .await;
+        assert_eq!(plain.header("content-type"), Some("application/json"));
+        assert_eq!(asked.header("content-type"), Some(CARD));
+        assert_eq!(asked.body, plain.body, "the same card either way");
+        for r in [&plain, &asked] {
+            assert!(r.header("vary").is_some_and(|v| v.contains("Accept")));
+            assert_eq!(max_age(r), 3600);
+            assert_eq!(r.header("access-control-allow-origin"), Some("*"));
+            assert!(r
+                .header("access-control-allow-headers")
+                .is_some_and(|h| h.contains("If-None-Match")));
+            assert!(r
+                .header("access-control-expose-headers")
+                .is_some_and(|h| h.split(',').any(|n| n.trim() == "etag")));
+        }
+        let (plain_tag, asked_tag) = (etag(&plain), etag(&asked));
+        assert_ne!(plain_tag, asked_tag, "two representations, two tags");
+        let r = Client::new()
+            .send(
+                "GET",
+                path,
+                None,
+                &[("accept", CARD), ("if-none-match", &asked_tag)],
+            )
+            .await;
+        assert_not_modified(&r, &asked_tag, &asked);
+        let r = Client::new()
+            .send(
+                "GET",
+                path,
+                None,
+                &[("accept", CARD), ("if-none-match", &plain_tag)],
+            )
+            .await;
+        assert_eq!(r.status, 200);
+    }
+}
