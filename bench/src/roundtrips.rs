@@ -40,7 +40,12 @@ pub async fn count() -> Vec<(String, u16, usize)> {
         ip_salt: "roundtrips".into(),
         ..Config::default()
     };
-    let ctx = Ctx::new(store.clone(), Arc::new(config), "127.0.0.1");
+    let ctx = Ctx::new(
+        &needhave::routes::API,
+        store.clone(),
+        Arc::new(config),
+        "127.0.0.1",
+    );
     let mut out = Vec::new();
     let call = |method: &str, path: &str, body: Option<Value>, label: &str| {
         let mut req = Request::new(method, path);

@@ -47,7 +47,7 @@ pub fn world() -> &'static World {
             ip_salt: SALT.into(),
             ..Config::default()
         });
-        let ctx = Ctx::new(store.clone(), config.clone(), "10.0.0.1");
+        let ctx = Ctx::new(&needhave::routes::API,store.clone(), config.clone(), "10.0.0.1");
         let call = |method: &str, path: &str, body: Value| -> Value {
             let mut req = Request::new(method, path);
             req.body = body.to_string().into_bytes();
@@ -120,6 +120,7 @@ impl World {
 
     pub fn ctx(&self, ip_byte: u8) -> Ctx {
         Ctx::new(
+            &needhave::routes::API,
             self.store.clone(),
             self.config.clone(),
             &format!("127.0.3.{ip_byte}"),
@@ -240,8 +241,8 @@ pub fn check_answer(req: &Request, resp: &Response) {
             .or_else(|| api.route("GET", trimmed));
         let declared = route.is_some_and(|r| {
             r.responses.iter().any(|x| match x.body {
-                needhave::table::Body::Html => ctype.starts_with("text/html"),
-                needhave::table::Body::Media(m) => ctype.split(';').next() == m.split(';').next(),
+                needhave::api::Body::Html => ctype.starts_with("text/html"),
+                needhave::api::Body::Media(m) => ctype.split(';').next() == m.split(';').next(),
                 _ => false,
             })
         });

@@ -14,7 +14,7 @@
 //!
 //! Every mistake has a compile-fail fixture in `needhave/tests/ui/` (trybuild,
 //! run by `cargo test -p needhave --test ui`): the fixtures live in the one
-//! crate that provides the `crate::table`, `crate::http`, … paths the
+//! crate that provides the `crate::api`, `crate::http`, … paths the
 //! expansion names.
 
 mod ast;

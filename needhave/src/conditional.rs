@@ -20,9 +20,9 @@
 //!   a digest of the answer's media type and bytes, added by [`dress`]
 //!   after the handler ran.
 
+use crate::api::Route;
 use crate::http::{Request, Response};
 use crate::store::Consistency;
-use crate::table::Route;
 
 /// The public list, its pages and its feed: a few seconds, since the list
 /// changes; a watcher revalidates with `If-None-Match` after that.

@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::api::Route;
 use crate::error::{ApiError, Code};
-use crate::table::Route;
 
 #[derive(Clone, Debug, Default)]
 pub struct Request {
@@ -124,7 +124,7 @@ impl Response {
     /// A text document, of the media type the table gives its route.
     pub fn from_text(route: &Route, status: u16, result: Result<String, ApiError>) -> Self {
         let media = match route.success().map(|r| &r.body) {
-            Some(crate::table::Body::Media(m)) => m,
+            Some(crate::api::Body::Media(m)) => m,
             _ => "text/plain; charset=utf-8",
         };
         match result {

@@ -14,9 +14,9 @@
 //! allows every origin). Public `GET`s answer `Access-Control-Allow-Origin:
 //! *` to anyone: the list is public data, and `*` never carries credentials.
 
+use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
-use crate::Config;
 
 /// Request headers a browser app may send: what MCP clients send over
 /// Streamable HTTP, and what the Worker's D1 sessions read.
@@ -30,43 +30,6 @@ pub const ALLOW_METHODS: &str = "GET, POST, OPTIONS";
 
 /// A day: browsers cap it lower (Chromium at two hours) and use their cap.
 pub const MAX_AGE: &str = "86400";
-
-/// Host name without the port (`[::1]:8787` → `[::1]`).
-pub fn host_name(host: &str) -> &str {
-    if host.starts_with('[') {
-        // Up to the `]`; without one (`[::1`), the whole, and no panic.
-        host.find(']')
-            .and_then(|end| host.get(..=end))
-            .unwrap_or(host)
-    } else {
-        host.split(':').next().unwrap_or(host)
-    }
-}
-
-/// `scheme://authority/path?query#fragment` → authority and path, as the
-/// runtime serializes a request's URL (absolute, its path never empty).
-/// The Worker's: its runtime hands over the URL, not a path and a `Host`.
-/// By hand, since the `url` crate (with its IDNA tables) would double the
-/// Worker's size.
-pub fn authority_and_path(url: &str) -> (&str, &str) {
-    let rest = url
-        .split_once(':')
-        .and_then(|(_, r)| r.strip_prefix("//"))
-        .unwrap_or(url);
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at_checked(end).unwrap_or((rest, ""));
-    let path = tail.split(['?', '#']).next().unwrap_or("");
-    (authority, if path.is_empty() { "/" } else { path })
-}
-
-/// Whether the Host header names an allowed host: by name (`localhost`), or
-/// by name and port (`example.com:8443`) when the operator gave a port.
-pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
-    let host = host.trim();
-    allowed
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(host_name(host)))
-}
 
 /// Whether `origin` may call the list, as sent with `req`.
 pub fn origin_allowed(req: &Request, config: &Config, origin: &str) -> bool {
@@ -173,45 +136,6 @@ mod tests {
         Config {
             allowed_origins: origins.iter().map(|o| o.to_string()).collect(),
             ..Config::default()
-        }
-    }
-
-    #[test]
-    fn host_names() {
-        assert_eq!(host_name("[::1]:8787"), "[::1]");
-        assert_eq!(host_name("[::1]"), "[::1]");
-        assert_eq!(host_name("[::1"), "[::1");
-        assert_eq!(host_name("localhost:8787"), "localhost");
-        assert_eq!(host_name("example.com"), "example.com");
-        assert!(host_allowed("LOCALHOST:1", &["localhost".into()]));
-        assert!(!host_allowed("[::1", &["[::1]".into()]));
-    }
-
-    #[test]
-    fn urls_split() {
-        for (url, authority, path) in [
-            ("https://example.com/", "example.com", "/"),
-            ("https://example.com/foo/bar", "example.com", "/foo/bar"),
-            ("https://example.com/foo?a=1&b=/x", "example.com", "/foo"),
-            ("https://example.com/foo#/frag?x", "example.com", "/foo"),
-            (
-                "http://127.0.0.1:8787/posts/abc",
-                "127.0.0.1:8787",
-                "/posts/abc",
-            ),
-            ("http://[::1]:8787/mcp", "[::1]:8787", "/mcp"),
-            (
-                "https://example.com/a%3F%23%2Fb?c",
-                "example.com",
-                "/a%3F%23%2Fb",
-            ),
-            ("https://example.com?query", "example.com", "/"),
-            ("https://example.com#frag", "example.com", "/"),
-            ("https://example.com", "example.com", "/"),
-            ("/already/a/path", "", "/already/a/path"),
-            ("", "", "/"),
-        ] {
-            assert_eq!(authority_and_path(url), (authority, path), "{url}");
         }
     }
 

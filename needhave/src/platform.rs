@@ -125,29 +125,3 @@ pub async fn yield_now() {
     #[cfg(not(target_arch = "wasm32"))]
     tokio::task::yield_now().await;
 }
-
-/// How many MCP batches one `needhave serve` builds at once. A batch's
-/// answer is up to 2 MiB, and about three times that as values while it is
-/// built; batches that yield to each other ([`yield_now`]) would otherwise
-/// all be half-built at once (forty non-readers: RSS 100 -> 160 MiB). More
-/// wait their turn, parked, at no cost to other requests.
-pub const BATCHES_AT_ONCE: usize = 4;
-
-/// A turn to build an MCP batch, held while it is built.
-#[cfg(not(target_arch = "wasm32"))]
-pub struct BatchTurn(#[allow(dead_code)] Option<tokio::sync::SemaphorePermit<'static>>);
-#[cfg(target_arch = "wasm32")]
-pub struct BatchTurn;
-
-/// Waits for a turn ([`BATCHES_AT_ONCE`]); on the Worker, where an
-/// invocation builds one request's answer, at once.
-pub async fn batch_turn() -> BatchTurn {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        static TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(BATCHES_AT_ONCE);
-        // Never closed, so acquiring cannot fail (and would only mean no wait).
-        BatchTurn(TURNS.acquire().await.ok())
-    }
-    #[cfg(target_arch = "wasm32")]
-    BatchTurn
-}

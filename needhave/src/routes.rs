@@ -11,9 +11,10 @@
 //! name "Title" [hints]? { arguments } => plan;` where a plan is one or more branches of route calls
 //! (`if arg` picks a branch by an optional argument; `then if field` runs a
 //! next call when the previous answer's field is true). From this the
-//! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_operations`,
+//! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_schemas`,
 //! `TOOLS` and the tools' argument types.
 
+use crate::handlers::health::Health;
 use crate::handlers::messages::{
     Accept, FirstCreated, FirstReply, NoMessages, PostSecret, ThreadKey, Waiting,
 };
@@ -21,7 +22,7 @@ use crate::handlers::posts::{CreatePost, PostCreated, PostView};
 use crate::handlers::threads::{
     Callback, LaterCreated, ReplySecret, Thread, ThreadKeyBody, ThreadMessage,
 };
-use crate::handlers::{messages, posts, threads};
+use crate::handlers::{health, messages, posts, threads};
 // The answer types of raw routes (the public list, `/mcp`) only document
 // them in the OpenAPI builder (native).
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
@@ -65,6 +66,9 @@ needhave_macros::routes! {
     /// The skill: how an agent uses the list, step by step.
     GET "/.well-known/agent-skills/needhave/SKILL.md" => pages::skills::skill raw replica
         -> 200 "text/markdown; charset=utf-8";
+
+    /// Whether this instance can serve: 200 after one round trip to its store, 503 when the store does not answer. For load balancers and service managers.
+    GET "/healthz" => health::check -> 200 Health, 503 [unavailable];
 
     /// The public list: the 100 newest posts, newest first. No secrets, no messages.
     GET "/posts" => posts::list raw replica -> 200 PostList;

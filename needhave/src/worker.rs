@@ -26,11 +26,15 @@ use worker::wasm_bindgen::{JsCast, JsValue};
 use worker::wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::web_sys;
 
+use crate::api::Ctx;
+use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
 use crate::store::session::Sessions;
-use crate::{origin, platform, rules, Config, Ctx};
+use crate::{platform, routes, rules};
+
+mod url;
 
 #[wasm_bindgen(
     wasm_bindgen = worker::wasm_bindgen,
@@ -39,7 +43,7 @@ use crate::{origin, platform, rules, Config, Ctx};
 )]
 pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
     let url = req.url();
-    let (authority, path) = origin::authority_and_path(&url);
+    let (authority, path) = url::authority_and_path(&url);
     let mut request = Request::new(&req.method(), path);
     request.headers = Array::from(&req.headers())
         .iter()
@@ -167,7 +171,7 @@ async fn answer(request: &Request, env: &JsValue, config: Config) -> Response {
         .unwrap_or("")
         .to_string();
     let store = Sessions::new(D1Store::new(db.unchecked_into()));
-    let ctx = Ctx::new(Arc::new(store), Arc::new(config), &ip);
+    let ctx = Ctx::new(&routes::API, Arc::new(store), Arc::new(config), &ip);
     crate::handle(request, &ctx).await
 }
 

@@ -272,12 +272,21 @@ mod cost {
             ip_salt: "salt".into(),
             ..Config::default()
         });
-        let ctx = Ctx::new(store.clone(), config.clone(), "10.0.0.1");
+        let ctx = Ctx::new(
+            &needhave::routes::API,
+            store.clone(),
+            config.clone(),
+            "10.0.0.1",
+        );
         for i in 0..50 {
             let mut req = Request::new("POST", "/posts");
             req.body = format!(r#"{{"kind":"need","note":"cost {i}"}}"#).into_bytes();
             let ip = format!("10.0.{i}.2");
-            let r = needhave::handle(&req, &Ctx::new(store.clone(), config.clone(), &ip)).await;
+            let r = needhave::handle(
+                &req,
+                &Ctx::new(&needhave::routes::API, store.clone(), config.clone(), &ip),
+            )
+            .await;
             assert_eq!(r.status, 201);
         }
         let first = get(&ctx, None).await;
@@ -299,7 +308,12 @@ mod cost {
             rows: AtomicUsize::new(0),
         });
         let empty = get(
-            &Ctx::new(fresh.clone(), config.clone(), "10.0.0.1"),
+            &Ctx::new(
+                &needhave::routes::API,
+                fresh.clone(),
+                config.clone(),
+                "10.0.0.1",
+            ),
             Some(&tag),
         )
         .await;

@@ -10,8 +10,8 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
+use needhave::api::Body;
 use needhave::routes::{ROUTES, TOOLS};
-use needhave::table::Body;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

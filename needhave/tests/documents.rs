@@ -4,10 +4,10 @@
 //! with no change anywhere else. (What the served documents look like is
 //! `discovery.rs`.)
 
+use needhave::api::{Api, Body, Branch, Route, RouteResponse, Step, Tool};
 use needhave::pages::{card, home, llms, robots, skills};
 use needhave::routes::{API, ROUTES, TOOLS};
 use needhave::store::Consistency;
-use needhave::table::{Api, Body, Branch, Route, RouteResponse, Step, Tool};
 
 const ORIGIN: &str = "https://list.example";
 
@@ -48,7 +48,7 @@ fn extended() -> &'static Api {
         routes: Box::leak(routes.into_boxed_slice()),
         tools: Box::leak(tools.into_boxed_slice()),
         dispatch: API.dispatch,
-        openapi_operations: API.openapi_operations,
+        openapi_schemas: API.openapi_schemas,
         tool_input_schemas: API.tool_input_schemas,
         tool_output_schemas: API.tool_output_schemas,
     }))

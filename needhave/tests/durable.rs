@@ -365,7 +365,12 @@ async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
     let config = Arc::new(needhave::Config::default());
     let list = || async {
         let before = store.1.load(Ordering::SeqCst);
-        let ctx = needhave::Ctx::new(store.clone(), config.clone(), "10.0.9.2");
+        let ctx = needhave::Ctx::new(
+            &needhave::routes::API,
+            store.clone(),
+            config.clone(),
+            "10.0.9.2",
+        );
         let r = needhave::handle(&needhave::http::Request::new("GET", "/posts"), &ctx).await;
         let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         (
@@ -472,7 +477,7 @@ async fn the_limits_hold_exactly_under_every_group_policy() {
         let call = |ip: String, path: String, body: serde_json::Value| {
             let (store, config) = (store.clone(), config.clone());
             tokio::spawn(async move {
-                let ctx = needhave::Ctx::new(store, config, &ip);
+                let ctx = needhave::Ctx::new(&needhave::routes::API, store, config, &ip);
                 let mut req = needhave::http::Request::new("POST", &path);
                 req.body = body.to_string().into_bytes();
                 let r = needhave::handle(&req, &ctx).await;

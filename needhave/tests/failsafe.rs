@@ -28,7 +28,7 @@ fn ctx(store: &Arc<SqliteStore>, salt: &str, ip: &str) -> Ctx {
         ip_salt: salt.into(),
         ..Config::default()
     };
-    Ctx::new(store.clone(), Arc::new(config), ip)
+    Ctx::new(&needhave::routes::API, store.clone(), Arc::new(config), ip)
 }
 
 async fn json(ctx: &Ctx, method: &str, path: &str, body: Value) -> Value {

@@ -36,6 +36,7 @@ scenarios![
     home_page,
     openapi_document,
     documents,
+    healthz,
     create_post_answer,
     create_post_bad_input,
     create_post_order_of_checks,
@@ -84,8 +85,11 @@ fn every_declared_status_is_produced() {
     for route in needhave::routes::ROUTES {
         // A 500 is the server failing, which no well-run list does to a
         // black-box client: `tests/failsafe.rs` produces every declared one
-        // in process (no IP salt, no client IP).
-        for status in route.statuses().filter(|s| *s != 500) {
+        // in process (no IP salt, no client IP). A 503 of `/healthz` is
+        // the store failing too: `tests/operating.rs` puts a failing store
+        // behind a real socket.
+        let failing = |s: &u16| *s == 500 || (route.path == "/healthz" && *s == 503);
+        for status in route.statuses().filter(|s| !failing(s)) {
             if !seen.contains(&(route.method.to_string(), route.path.to_string(), status)) {
                 missing.push(format!("{} {} {}", route.method, route.path, status));
             }
@@ -95,6 +99,16 @@ fn every_declared_status_is_produced() {
         missing.is_empty(),
         "declared but never produced: {missing:#?}"
     );
+}
+
+/// A probe's answer: the store answered, so the instance serves.
+async fn healthz() {
+    let r = Client::new().get("/healthz").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), json!({"status": "ok"}));
+    assert!(r
+        .header("content-type")
+        .is_some_and(|c| c.starts_with("application/json")));
 }
 
 /// Every document of the table answers (their contents: `discovery.rs`).

@@ -140,7 +140,12 @@ impl List {
             req.body = b.to_string().into_bytes();
         }
         let store: Arc<dyn Store> = Arc::new(Sessions::new(Handle(self.d1.clone())));
-        let ctx = Ctx::new(store, self.config.clone(), "10.9.0.1");
+        let ctx = Ctx::new(
+            &needhave::routes::API,
+            store,
+            self.config.clone(),
+            "10.9.0.1",
+        );
         needhave::handle(&req, &ctx).await
     }
 
@@ -420,7 +425,7 @@ async fn sqlite_ignores_consistency() {
         ip_salt: "s".into(),
         ..Config::default()
     });
-    let ctx = Ctx::new(store, config, "10.0.0.1");
+    let ctx = Ctx::new(&needhave::routes::API, store, config, "10.0.0.1");
     let mut req = Request::new("GET", "/posts");
     req.headers
         .push((BOOKMARK_HEADER.into(), "00000001".into()));

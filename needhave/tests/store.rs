@@ -60,7 +60,12 @@ impl List {
     }
 
     fn ctx(&self, ip: &str, now_ms: i64) -> Ctx {
-        let mut ctx = Ctx::new(self.store.clone(), self.config.clone(), ip);
+        let mut ctx = Ctx::new(
+            &needhave::routes::API,
+            self.store.clone(),
+            self.config.clone(),
+            ip,
+        );
         ctx.now_ms = now_ms;
         ctx
     }
@@ -200,6 +205,8 @@ fn sample(route: &str, f: &Flow) -> (String, Option<Json>, usize) {
                 "params": {"name": "read_post", "arguments": {"id": pid}}})),
             1,
         ),
+        // The probe: one round trip, to know the store answers.
+        "GET /healthz" => ("/healthz".into(), None, 1),
         // The documents (robots.txt, llms.txt, the card, …) are rendered
         // from the table: no store at all.
         other if other.starts_with("GET /") && !other.contains(':') => (other[4..].into(), None, 0),
@@ -591,7 +598,12 @@ async fn a_shared_store_checks_the_kept_list_every_time() {
     let shared: Arc<dyn Store> = Arc::new(Shared(inner.clone(), Memo::new()));
     let config = Arc::new(Config::default());
     let get = || async {
-        let ctx = Ctx::new(shared.clone(), config.clone(), "10.0.9.1");
+        let ctx = Ctx::new(
+            &needhave::routes::API,
+            shared.clone(),
+            config.clone(),
+            "10.0.9.1",
+        );
         let r = needhave::handle(&Request::new("GET", "/posts"), &ctx).await;
         serde_json::from_slice::<Json>(&r.body).unwrap()["posts"]
             .as_array()
@@ -617,7 +629,12 @@ impl Store for Failing {
 
 #[tokio::test]
 async fn a_store_failure_is_a_plain_500() {
-    let ctx = Ctx::new(Arc::new(Failing), Arc::new(Config::default()), "10.0.0.2");
+    let ctx = Ctx::new(
+        &needhave::routes::API,
+        Arc::new(Failing),
+        Arc::new(Config::default()),
+        "10.0.0.2",
+    );
     for (method, path, body) in [
         ("GET", "/posts", None),
         ("POST", "/posts", Some(json!({"kind": "need", "note": "x"}))),

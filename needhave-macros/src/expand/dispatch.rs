@@ -101,7 +101,7 @@ pub fn expand(table: &Table) -> TokenStream {
     quote! {
         /// Answers one request. Never panics on input: every malformed request
         /// gets the contract's `{"error": CODE}`.
-        pub async fn dispatch(req: &crate::http::Request, ctx: &crate::Ctx) -> crate::http::Response {
+        pub async fn dispatch(req: &crate::http::Request, ctx: &crate::api::Ctx) -> crate::http::Response {
             // A trailing slash is forgiven (`/mcp/` is `/mcp`): clients paste
             // URLs with one. Only one, and never down to the bare root, so
             // `//` stays unknown.
@@ -138,7 +138,7 @@ pub fn expand(table: &Table) -> TokenStream {
             // consistency (replica or primary) where the store has sessions
             // (D1); elsewhere the request's own context, untouched.
             let __session = ctx.session(ROUTES[__index].consistency);
-            let ctx: &crate::Ctx = __session.as_ref().unwrap_or(ctx);
+            let ctx: &crate::api::Ctx = __session.as_ref().unwrap_or(ctx);
             match __index {
                 #(#calls)*
                 _ => crate::http::Response::error(crate::error::Code::NotFound),

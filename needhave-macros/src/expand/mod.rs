@@ -22,12 +22,12 @@ pub fn expand(table: &Table) -> TokenStream {
         #tools
 
         /// The table as one value, handed down through `Ctx::api`.
-        pub static API: crate::table::Api = crate::table::Api {
+        pub static API: crate::api::Api = crate::api::Api {
             routes: ROUTES,
             tools: TOOLS,
             dispatch: dispatch_boxed,
             #[cfg(not(target_arch = "wasm32"))]
-            openapi_operations,
+            openapi_schemas,
             #[cfg(not(target_arch = "wasm32"))]
             tool_input_schemas,
             #[cfg(not(target_arch = "wasm32"))]
@@ -36,7 +36,7 @@ pub fn expand(table: &Table) -> TokenStream {
 
         fn dispatch_boxed<'a>(
             req: &'a crate::http::Request,
-            ctx: &'a crate::Ctx,
+            ctx: &'a crate::api::Ctx,
         ) -> crate::platform::BoxFuture<'a, crate::http::Response> {
             ::std::boxed::Box::pin(dispatch(req, ctx))
         }

@@ -29,9 +29,9 @@ pub fn expand(table: &Table) -> TokenStream {
         let doc = &r.doc;
         let raw = r.raw;
         let consistency = if r.replica {
-            quote!(crate::table::Consistency::Replica)
+            quote!(crate::api::Consistency::Replica)
         } else {
-            quote!(crate::table::Consistency::Primary)
+            quote!(crate::api::Consistency::Primary)
         };
         let handler = &r.handler;
         let handler = quote!(#handler).to_string().replace(' ', "");
@@ -47,20 +47,20 @@ pub fn expand(table: &Table) -> TokenStream {
             let kind = match &resp.kind {
                 ResponseKind::Json(ty) => {
                     let name = quote!(#ty).to_string().replace(' ', "");
-                    quote!(crate::table::Body::Json(#name))
+                    quote!(crate::api::Body::Json(#name))
                 }
-                ResponseKind::Html => quote!(crate::table::Body::Html),
-                ResponseKind::Media(m) => quote!(crate::table::Body::Media(#m)),
-                ResponseKind::Empty => quote!(crate::table::Body::Empty),
+                ResponseKind::Html => quote!(crate::api::Body::Html),
+                ResponseKind::Media(m) => quote!(crate::api::Body::Media(#m)),
+                ResponseKind::Empty => quote!(crate::api::Body::Empty),
                 ResponseKind::Errors(codes) => {
                     let codes = codes.iter().map(|c| {
                         let v = super::variant(c);
                         quote_spanned!(v.span()=> crate::error::Code::#v)
                     });
-                    quote!(crate::table::Body::Errors(&[#(#codes),*]))
+                    quote!(crate::api::Body::Errors(&[#(#codes),*]))
                 }
             };
-            quote!(crate::table::RouteResponse { status: #status, body: #kind })
+            quote!(crate::api::RouteResponse { status: #status, body: #kind })
         });
         let tools: Vec<String> = table
             .tools
@@ -73,7 +73,7 @@ pub fn expand(table: &Table) -> TokenStream {
             .map(|t| t.name.to_string())
             .collect();
         quote! {
-            crate::table::Route {
+            crate::api::Route {
                 method: #method,
                 path: #path,
                 doc: #doc,
@@ -88,7 +88,7 @@ pub fn expand(table: &Table) -> TokenStream {
     });
     quote! {
         /// Every call of the list, in table order.
-        pub static ROUTES: &[crate::table::Route] = &[#(#routes),*];
+        pub static ROUTES: &[crate::api::Route] = &[#(#routes),*];
         #(#status_checks)*
     }
 }

@@ -73,18 +73,18 @@ pub fn expand(table: &Table) -> TokenStream {
                     let src = match &a.source {
                         Source::Arg(i) => {
                             let i = i.to_string();
-                            quote!(crate::table::Source::Arg(#i))
+                            quote!(crate::api::Source::Arg(#i))
                         }
-                        Source::Lit(l) => quote!(crate::table::Source::Lit(#l)),
+                        Source::Lit(l) => quote!(crate::api::Source::Lit(#l)),
                         Source::Prev(i) => {
                             let i = i.to_string();
-                            quote!(crate::table::Source::Prev(#i))
+                            quote!(crate::api::Source::Prev(#i))
                         }
                     };
                     quote!((#n, #src))
                 });
                 quote! {
-                    crate::table::Step {
+                    crate::api::Step {
                         when_prev: #when_prev,
                         method: #method,
                         path: #path,
@@ -92,10 +92,10 @@ pub fn expand(table: &Table) -> TokenStream {
                     }
                 }
             });
-            quote!(crate::table::Branch { when: #when, steps: &[#(#steps),*] })
+            quote!(crate::api::Branch { when: #when, steps: &[#(#steps),*] })
         });
         entries.push(quote! {
-            crate::table::Tool {
+            crate::api::Tool {
                 name: #name,
                 title: #title,
                 description: #doc,
@@ -116,7 +116,7 @@ pub fn expand(table: &Table) -> TokenStream {
         }
 
         /// The MCP tools, in table order.
-        pub static TOOLS: &[crate::table::Tool] = &[#(#entries),*];
+        pub static TOOLS: &[crate::api::Tool] = &[#(#entries),*];
 
         /// Each tool's input schema as schemars writes it (tidied for MCP
         /// clients in `mcp::tools`). Native only, like the OpenAPI builder.

@@ -4,12 +4,12 @@
 use needhave_macros::{FromBody, ToJson};
 
 use super::{checks, flag, wrote};
+use crate::api::Ctx;
 use crate::error::{ApiError, Code};
 use crate::http::Id;
 use crate::rules;
 use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{prepare, Row, RowExt, StoreExt};
-use crate::Ctx;
 
 #[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]

@@ -16,6 +16,7 @@ const _: () = assert!(crate::rules::LIST_SIZE == 100);
 const _: () = assert!(crate::rules::THREAD_SIZE == 100);
 const _: () = assert!(crate::rules::WAITING_CAP == 20);
 
+pub mod health;
 pub mod messages;
 pub mod posts;
 pub mod threads;

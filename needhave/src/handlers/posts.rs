@@ -5,13 +5,13 @@ use std::sync::Arc;
 use needhave_macros::{FromBody, ToJson};
 
 use super::{checks, flag, wrote};
+use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
 use crate::error::{ApiError, Code};
 use crate::http::{Id, Request, Response, ToJson};
 use crate::rules;
 use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
-use crate::Ctx;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(

@@ -4,13 +4,13 @@
 use needhave_macros::{FromBody, ToJson};
 
 use super::{checks, flag, wrote};
+use crate::api::Ctx;
 use crate::error::{ApiError, Code};
 use crate::handlers::messages::MessageView;
 use crate::http::Id;
 use crate::rules;
 use crate::secrets::{new_id, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
-use crate::Ctx;
 
 #[derive(FromBody)]
 #[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]

@@ -39,7 +39,7 @@ pub fn get(key: &str) -> &'static Value {
 /// The document as the table and this crate's constants say, for the
 /// checked-in file.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn generate(api: &crate::table::Api) -> Value {
+pub fn generate(api: &crate::api::Api) -> Value {
     use serde_json::json;
 
     use super::server::INSTRUCTIONS;

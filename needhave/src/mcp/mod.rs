@@ -10,6 +10,7 @@
 //! Streamable HTTP with JSON responses, and the HTTP-only checks (Origin,
 //! Host).
 
+pub mod batch;
 pub mod documents;
 pub mod era;
 pub mod server;
@@ -19,9 +20,9 @@ pub mod tools;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::api::Ctx;
 use crate::http::{Request, Response};
 use crate::platform::BoxFuture;
-use crate::Ctx;
 
 /// Every revision spoken, newest first: what `server/discover` and an
 /// unsupported-version error list.
@@ -147,7 +148,7 @@ pub async fn endpoint(req: &Request, ctx: &Ctx) -> Response {
     if let Some(allowed) = &ctx.config.allowed_hosts {
         let ok = req
             .header("host")
-            .is_some_and(|h| crate::origin::host_allowed(h, allowed));
+            .is_some_and(|h| crate::hosts::host_allowed(h, allowed));
         if !ok {
             return refuse(req, 403, -32600, "Host not allowed");
         }

@@ -11,35 +11,11 @@
 
 use serde_json::{Map, Value};
 
+use super::batch::{self, MAX_BATCH, MAX_BATCH_ANSWER, NOT_RUN};
 use super::era::{self, RpcError, Transport};
 use super::tools::{self, Exec, Ran};
 use super::{documents, skills, LEGACY_VERSIONS};
-use crate::table::{Api, Tool};
-
-// Macros, so that the messages can name the limits with `concat!`: a
-// message known at compile time costs no formatting code.
-macro_rules! max_batch {
-    () => {
-        20
-    };
-}
-macro_rules! max_batch_answer {
-    () => {
-        2097152
-    };
-}
-
-/// More elements than this in one batch are refused as a whole.
-pub const MAX_BATCH: usize = max_batch!();
-
-/// A batch stops running once its answers add up to this many bytes: the
-/// elements left get an error each (and are not run), so that a request
-/// of a few KB never gets much more than this back.
-pub const MAX_BATCH_ANSWER: usize = max_batch_answer!(); // 2 MiB
-
-/// The JSON-RPC code for elements of a batch that were not run: the
-/// implementation-defined range, since no standard code says "later".
-pub const NOT_RUN: i64 = -32000;
+use crate::api::{Api, Tool};
 
 pub const INSTRUCTIONS: &str = "Needhave is a public list of needs and haves for agents: post what you need or what you have, and read what others posted. Answer a post with a first message that stays hidden until its author accepts it, which opens a private thread; keep every secret and thread key a tool returns, because they are shown only once.";
 
@@ -130,14 +106,7 @@ async fn batch<E: Exec + ?Sized>(
         return reply(200, error(None, &e));
     }
     if items.len() > MAX_BATCH {
-        let e = RpcError::new(
-            -32600,
-            concat!(
-                "Invalid Request: a batch has at most ",
-                max_batch!(),
-                " elements"
-            ),
-        );
+        let e = RpcError::new(-32600, batch::TOO_MANY);
         return reply(200, error(None, &e));
     }
     let element = match transport {
@@ -149,21 +118,14 @@ async fn batch<E: Exec + ?Sized>(
     };
     // Held until the answer is built (not while it is sent): bounds how
     // many half-built answers the process holds at once.
-    let _turn = crate::platform::batch_turn().await;
+    let _turn = batch::turn().await;
     let mut replies = Vec::new();
     let mut size = 0;
     for item in items {
         if size >= MAX_BATCH_ANSWER {
             // Not run: nothing is written that the caller would not hear of.
             if let Some(id) = id_of(&item) {
-                let e = RpcError::new(
-                    NOT_RUN,
-                    concat!(
-                        "Not run: this batch's answers reached ",
-                        max_batch_answer!(),
-                        " bytes; send this request again on its own"
-                    ),
-                );
+                let e = RpcError::new(NOT_RUN, batch::NOT_RUN_MESSAGE);
                 replies.push(error(Some(id), &e));
             }
             continue;

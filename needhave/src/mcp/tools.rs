@@ -13,8 +13,8 @@
 use serde_json::json;
 use serde_json::{Map, Value};
 
+use crate::api::{Api, Source, Step, Tool};
 use crate::platform::{BoxFuture, MaybeSend};
-use crate::table::{Api, Source, Step, Tool};
 
 /// The checked-in schemas: `{tool: {"inputSchema": …, "outputSchema": …}}`,
 /// without whitespace (`tool-schemas.json` is the same, for people). What

@@ -16,6 +16,15 @@ use clap::{Args, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines (all on stderr) are written: text, or one JSON object a line. Their level: NEEDHAVE_LOG (default info; debug adds store and group-commit detail).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        env = "NEEDHAVE_LOG_FORMAT"
+    )]
+    log_format: crate::native::logs::Format,
 }
 
 #[derive(Subcommand)]
@@ -44,6 +53,9 @@ enum Command {
         limits: LimitArgs,
         #[command(flatten)]
         group: GroupArgs,
+        /// Seconds a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it closes what is left.
+        #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
+        drain_timeout: f64,
         /// Stop when stdin closes (for test harnesses).
         #[arg(long, hide = true)]
         exit_with_stdin: bool,
@@ -130,17 +142,15 @@ impl LimitArgs {
 }
 
 pub fn main() -> ExitCode {
-    // Flushes the queued log lines on the way out.
-    let (log_writer, _log_guard) = crate::native::logs::stderr();
-    tracing_subscriber::fmt()
-        .with_writer(log_writer)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("NEEDHAVE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let cli = Cli::parse();
+    // Flushes the queued log lines on the way out.
+    let _log_guard = match crate::native::logs::init(cli.log_format) {
+        Ok(guard) => guard,
+        Err(e) => {
+            eprintln!("needhave: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match cli.command {
         Command::Serve {
             addr,
@@ -151,6 +161,7 @@ pub fn main() -> ExitCode {
             ip_salt,
             limits,
             group,
+            drain_timeout,
             exit_with_stdin,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -167,6 +178,8 @@ pub fn main() -> ExitCode {
                         ip_salt,
                         limits: limits.limits(),
                         group: group.policy(),
+                        drain: std::time::Duration::from_secs_f64(drain_timeout),
+                        metrics_addr: None,
                         exit_with_stdin,
                     }));
                 // The stdin watch (--exit-with-stdin) is a blocking read that

@@ -60,3 +60,85 @@ fn watch() {
         }
     }
 }
+
+/// How log lines are written (`--log-format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One human-readable line per event.
+    #[default]
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, and the
+    /// event's fields (`message`, and a request's `method`, `route`,
+    /// `status`, `micros`) at the top level.
+    Json,
+}
+
+/// The level names `NEEDHAVE_LOG` may use, alone or as `target=LEVEL`.
+const LEVELS: [&str; 6] = ["trace", "debug", "info", "warn", "error", "off"];
+
+/// Reads `NEEDHAVE_LOG` (default `info`): comma-separated directives, each a
+/// level or `target=level`. Anything else is refused with a message: the
+/// filter syntax would take a mistyped level (`NEEDHAVE_LOG=bogus`) as the
+/// name of a target and silently log nothing.
+pub fn filter(spec: Option<&str>) -> Result<tracing_subscriber::EnvFilter, String> {
+    let spec = spec
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("info");
+    for directive in spec.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        let level = directive.rsplit('=').next().unwrap_or(directive);
+        if !LEVELS.contains(&level.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "NEEDHAVE_LOG={spec:?}: {directive:?} is not a level; use one of {} (or target=level, comma-separated)",
+                LEVELS.join(", ")
+            ));
+        }
+    }
+    tracing_subscriber::EnvFilter::builder()
+        .parse(spec)
+        .map_err(|e| format!("NEEDHAVE_LOG={spec:?}: {e}"))
+}
+
+/// Sets up logging to stderr in `format`, filtered by `NEEDHAVE_LOG`;
+/// keep the guard until exit.
+pub fn init(format: Format) -> Result<WorkerGuard, String> {
+    let filter = filter(std::env::var("NEEDHAVE_LOG").ok().as_deref())?;
+    let (writer, guard) = stderr();
+    let builder = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_env_filter(filter);
+    match format {
+        Format::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        Format::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .init(),
+    }
+    Ok(guard)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::filter;
+
+    #[test]
+    fn levels_and_targets_pass_anything_else_is_refused() {
+        for ok in [
+            None,
+            Some(""),
+            Some("debug"),
+            Some("WARN"),
+            Some("warn,needhave::store=debug"),
+            Some("off"),
+        ] {
+            assert!(filter(ok).is_ok(), "{ok:?}");
+        }
+        for bad in ["bogus_level", "needhave", "info,verbose", "needhave=loud"] {
+            let e = filter(Some(bad)).unwrap_err();
+            assert!(e.contains("is not a level") && e.contains(bad), "{e}");
+        }
+    }
+}

@@ -23,11 +23,13 @@ use tokio::net::TcpListener;
 
 use super::client_ip::client_ip;
 use super::conn::{Clock, Gate, Guarded, Limits, Refused};
+use crate::api::Ctx;
+use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
-use crate::{rules, Config, Ctx};
+use crate::{routes, rules};
 
 pub struct Options {
     pub addr: SocketAddr,
@@ -40,6 +42,10 @@ pub struct Options {
     pub limits: Limits,
     /// Where a group commit closes (`store/sqlite/group.rs`).
     pub group: crate::store::sqlite::GroupPolicy,
+    /// How long a stop lets the requests in flight finish.
+    pub drain: Duration,
+    /// Where the Prometheus metrics listener binds, if anywhere.
+    pub metrics_addr: Option<SocketAddr>,
     /// Also stop when stdin closes: a test harness's child dies with it.
     pub exit_with_stdin: bool,
 }
@@ -51,7 +57,15 @@ pub struct Policy {
     /// A header set by the operator's own proxy (any case).
     pub client_ip_header: Option<String>,
     pub limits: Limits,
+    /// How long a stop lets the requests in flight finish ([`DRAIN`] when
+    /// `None`).
+    pub drain: Option<Duration>,
 }
+
+/// How long a stop waits for the requests in flight, by default: more than
+/// any answer takes, less than a service manager's own stop timeout
+/// (systemd's is 90 s).
+pub const DRAIN: Duration = Duration::from_secs(10);
 
 struct State {
     store: Arc<dyn Store>,
@@ -72,21 +86,25 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
-/// The salt of the client-IP hashes: the operator's, or one kept beside the
-/// database so that the per-IP limits survive a restart.
-fn ip_salt(opts: &Options) -> Result<String, String> {
-    if let Some(s) = &opts.ip_salt {
+/// The operator's salt of the client-IP hashes, refused when empty; `None`
+/// when one is to be kept beside the database ([`kept_salt`]).
+fn given_salt(opts: &Options) -> Result<Option<String>, String> {
+    match &opts.ip_salt {
         // An empty salt makes each hash a plain SHA-256 of an address,
         // which a list of all IPv4 addresses undoes in minutes.
-        if s.trim().is_empty() {
-            return Err(EMPTY_SALT.to_string());
-        }
-        return Ok(s.clone());
+        Some(s) if s.trim().is_empty() => Err(EMPTY_SALT.to_string()),
+        Some(s) => Ok(Some(s.clone())),
+        None => Ok(None),
     }
-    if opts.db == ":memory:" {
+}
+
+/// The salt kept beside the database (`<db>.salt`), so that the per-IP
+/// limits survive a restart; made on first start.
+fn kept_salt(db: &str) -> Result<String, String> {
+    if db == ":memory:" {
         return Ok(crate::secrets::new_secret());
     }
-    let path = format!("{}.salt", opts.db);
+    let path = format!("{db}.salt");
     match std::fs::read_to_string(&path) {
         Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
         _ => {
@@ -101,29 +119,42 @@ fn ip_salt(opts: &Options) -> Result<String, String> {
                 std::io::Write::write_all(&mut options.open(&path)?, salt.as_bytes())?;
                 Ok(salt)
             };
-            keep().map_err(|e| format!("cannot keep the IP salt: {e}"))
+            keep().map_err(|e| format!("cannot keep the IP salt in {path}: {e}"))
         }
     }
 }
 
 pub const EMPTY_SALT: &str = "the IP salt (--ip-salt or NEEDHAVE_IP_SALT) is empty, which would leave the client-IP hashes unsalted: unset it to keep a random salt beside the database, or set a long random value";
 
-/// Binds, prints the URL it serves on, and serves until Ctrl-C (or SIGTERM).
+/// Binds, opens the database, prints the URL it serves on, and serves
+/// until Ctrl-C (or SIGTERM).
+///
+/// Each refusal names what it is about; nothing is created before the
+/// address is bound, and a database file this start created is removed
+/// again if a later step fails.
 pub async fn run(opts: Options) -> Result<(), String> {
-    // Refused before anything is opened or bound.
-    let ip_salt = ip_salt(&opts)?;
-    let store = SqliteStore::open_with(&opts.db, opts.group)
-        .map_err(|e| format!("cannot open {}: {e}", opts.db))?;
+    let given_salt = given_salt(&opts)?;
     let listener = TcpListener::bind(opts.addr)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let store = SqliteStore::open_with(&opts.db, opts.group).map_err(|e| e.to_string())?;
+    let ip_salt = match given_salt.map_or_else(|| kept_salt(&opts.db), Ok) {
+        Ok(salt) => salt,
+        Err(e) => {
+            store.discard();
+            return Err(e);
+        }
+    };
     let config = Config {
         ip_salt,
         allowed_origins: opts.allowed_origins.clone(),
-        allowed_hosts: allowed_hosts(local, &opts.allowed_hosts),
+        allowed_hosts: crate::hosts::allowed_hosts(local, &opts.allowed_hosts),
     };
+    // The one line on stdout, for a script to read the address from; the
+    // log (stderr) has it too.
     println!("needhave: serving http://{local} (database {})", opts.db);
+    tracing::info!(addr = %local, db = %opts.db, "serving");
     let exit_with_stdin = opts.exit_with_stdin;
     let stop = async move {
         if exit_with_stdin {
@@ -143,6 +174,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         Policy {
             client_ip_header: opts.client_ip_header,
             limits: opts.limits,
+            drain: Some(opts.drain),
         },
         stop,
     )
@@ -168,26 +200,11 @@ pub async fn run(opts: Options) -> Result<(), String> {
     Ok(())
 }
 
-/// The Host names `POST /mcp` answers to: on loopback, the loopback names
-/// (DNS-rebinding protection) and the operator's; `*` turns the check off.
-pub fn allowed_hosts(local: SocketAddr, extra: &[String]) -> Option<Vec<String>> {
-    if extra.iter().any(|h| h == "*") {
-        None
-    } else if local.ip().is_loopback() {
-        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
-            .map(String::from)
-            .to_vec();
-        hosts.extend(extra.iter().cloned());
-        Some(hosts)
-    } else if extra.is_empty() {
-        None
-    } else {
-        Some(extra.to_vec())
-    }
-}
-
-/// Serves `listener` with any store until `shutdown` completes, then lets
-/// open connections finish for up to 5 s. Tests call this directly to put a
+/// Serves `listener` with any store until `shutdown` completes, then
+/// drains: the listener is closed at once, every request in flight gets its
+/// whole answer, and each keep-alive connection is closed once it is between
+/// requests (hyper's graceful shutdown), for up to `policy.drain`; what is
+/// still open then is dropped. Tests call this directly to put a
 /// failing or panicking store behind a real socket.
 pub async fn serve(
     listener: TcpListener,
@@ -197,6 +214,7 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let limits = policy.limits;
+    let drain = policy.drain.unwrap_or(DRAIN);
     let state = Arc::new(State {
         store,
         config: Arc::new(config),
@@ -254,11 +272,17 @@ pub async fn serve(
         }
     }
     drop(listener);
-    tracing::info!("shutting down");
+    tracing::info!(
+        drain_secs = drain.as_secs_f64(),
+        "stopping: no new connections; letting the requests in flight finish"
+    );
     tokio::select! {
         _ = graceful.shutdown() => {}
-        _ = tokio::time::sleep(Duration::from_secs(5)) => {
-            tracing::warn!("connections still open after 5 s; closing");
+        _ = tokio::time::sleep(drain) => {
+            tracing::warn!(
+                drain_secs = drain.as_secs_f64(),
+                "connections still open at the end of the drain; closing them"
+            );
         }
     }
 }
@@ -328,7 +352,7 @@ async fn serve_one(
         Ok(collected) => {
             request.body = collected.to_bytes().to_vec();
             let ip = client_ip(&request, peer, state.client_ip_header.as_deref()).to_string();
-            let ctx = Ctx::new(state.store.clone(), state.config.clone(), &ip);
+            let ctx = Ctx::new(&routes::API, state.store.clone(), state.config.clone(), &ip);
             // A handler panic must not take the connection, or the server,
             // with it: it is caught where it unwinds and becomes a 500. (A
             // task of its own per request did the same at the cost of a
@@ -348,13 +372,24 @@ async fn serve_one(
         let route = crate::routes::API
             .route(parts.method.as_str(), parts.uri.path())
             .map_or("-", |r| r.path);
-        // Never the path itself (it may hold an id), a body, a secret or an IP.
-        tracing::info!(
-            method = %parts.method,
-            route,
-            status = response.status,
-            micros = started.elapsed().as_micros() as u64,
-        );
+        // Never the path itself (it may hold an id), a body, a secret or an
+        // IP. A probe that succeeds every few seconds would drown the rest:
+        // it is a debug line.
+        if route == "/healthz" && response.status == 200 {
+            tracing::debug!(
+                method = %parts.method,
+                route,
+                status = response.status,
+                micros = started.elapsed().as_micros() as u64,
+            );
+        } else {
+            tracing::info!(
+                method = %parts.method,
+                route,
+                status = response.status,
+                micros = started.elapsed().as_micros() as u64,
+            );
+        }
     }
     Ok(to_hyper(response))
 }

@@ -21,10 +21,10 @@
 use serde_json::{json, Value};
 
 use super::{fill, origin, origin_as, text, Escape, ORIGIN};
+use crate::api::Api;
+use crate::api::Ctx;
 use crate::http::{Request, Response, JSON};
 use crate::mcp::{self, PROTOCOL_VERSIONS};
-use crate::table::Api;
-use crate::Ctx;
 
 pub const SCHEMA: &str =
     "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json";

@@ -9,8 +9,8 @@
 use serde_json::{json, Value};
 
 use super::{fill_origin, filled, Escape};
+use crate::api::Ctx;
 use crate::http::{Request, Response};
-use crate::Ctx;
 
 /// [`linkset`] of [`ORIGIN`](super::ORIGIN), as JSON text, checked in.
 pub const API_CATALOG: &str = include_str!("../../documents/api-catalog.json");

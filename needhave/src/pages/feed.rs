@@ -15,12 +15,12 @@
 //! to have passed today's rules).
 
 use super::origin;
+use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
 use crate::error::{ApiError, Code};
 use crate::http::{Request, Response};
 use crate::rules::LIST_SIZE;
 use crate::store::{prepare, Row, RowExt, StoreExt};
-use crate::Ctx;
 
 pub const PATH: &str = "/posts.atom";
 pub const MEDIA: &str = "application/atom+xml";

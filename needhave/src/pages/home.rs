@@ -17,9 +17,9 @@
 //! measured with the build bench/worker-size.sh makes.
 
 use super::{inline_html, Link, LINKS, LINK_HEADER};
+use crate::api::Api;
+use crate::api::Ctx;
 use crate::http::{Request, Response};
-use crate::table::Api;
-use crate::Ctx;
 
 /// The product statement, visible on the page exactly as written.
 pub const STATEMENT: &str =

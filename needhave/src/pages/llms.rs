@@ -6,10 +6,10 @@
 
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
 use super::{fill_origin, filled, Escape, Link, LINKS};
+use crate::api::Api;
+use crate::api::Ctx;
 use crate::http::{Request, Response};
 use crate::rules;
-use crate::table::Api;
-use crate::Ctx;
 
 /// [`llms_txt`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
 pub const LLMS_TXT: &str = include_str!("../../documents/llms.txt");

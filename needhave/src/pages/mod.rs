@@ -4,7 +4,7 @@
 //! agent-skills index and its skill).
 //!
 //! Every document is a pure function of the table handed down as
-//! [`Api`](crate::table::Api) (and, for absolute URLs, of the serving
+//! [`Api`](crate::api::Api) (and, for absolute URLs, of the serving
 //! origin): a route or a tool added to `routes.rs` shows up in all of them,
 //! and nothing here lists calls by hand.
 //!
@@ -28,9 +28,9 @@ pub mod openapi;
 pub mod robots;
 pub mod skills;
 
+use crate::api::Ctx;
+use crate::api::{Api, Body, Route};
 use crate::http::{Request, Response};
-use crate::table::{Api, Body, Route};
-use crate::Ctx;
 
 /// The discovery documents `GET /` names in its one `Link` header, with
 /// their relation types: `service-desc`, `service-doc`, `alternate`,
@@ -227,7 +227,7 @@ pub fn origin(req: &Request) -> String {
 fn is_loopback(host: &str) -> bool {
     // The name as the Origin rules read it, without an IPv6 address's
     // brackets.
-    let name = crate::origin::host_name(host);
+    let name = crate::hosts::host_name(host);
     let name = match name.strip_prefix('[') {
         Some(inner) => inner.strip_suffix(']').unwrap_or(inner),
         None => name,

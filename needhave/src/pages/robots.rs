@@ -4,9 +4,9 @@
 //! served from `needhave/documents/` (see [`super`]).
 
 use super::{documents, escape, fill_origin, filled, Escape};
+use crate::api::Api;
+use crate::api::Ctx;
 use crate::http::{Request, Response};
-use crate::table::Api;
-use crate::Ctx;
 
 /// [`robots_txt`] of [`ORIGIN`](super::ORIGIN), checked in.
 pub const ROBOTS_TXT: &str = include_str!("../../documents/robots.txt");
@@ -32,7 +32,9 @@ pub fn sitemap_xml(api: &Api, origin: &str) -> String {
          <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
     );
     for r in documents(api).filter(|r| {
-        !r.path.starts_with("/.well-known/") && !matches!(r.path, "/robots.txt" | "/sitemap.xml")
+        // A probe is no document for a crawler.
+        !r.path.starts_with("/.well-known/")
+            && !matches!(r.path, "/robots.txt" | "/sitemap.xml" | "/healthz")
     }) {
         xml.push_str(&format!(
             "<url><loc>{}</loc></url>\n",

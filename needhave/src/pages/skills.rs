@@ -11,9 +11,9 @@ use serde_json::json;
 use super::home::{CONTACT_WARNING, HOW, STATEMENT};
 use super::llms::limits;
 use super::{fill, fill_origin, filled, origin, text, Escape};
+use crate::api::Api;
+use crate::api::Ctx;
 use crate::http::{Request, Response, JSON};
-use crate::table::Api;
-use crate::Ctx;
 
 pub const SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
 /// The skill's name: its directory under `/.well-known/agent-skills/`.

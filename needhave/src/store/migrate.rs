@@ -42,9 +42,8 @@ pub struct Upgrade {
 }
 
 /// Brings the database to [`VERSION`] and applies the schema. Returns what
-/// it upgraded, or `None` when the file was current (or newer: a file of a
-/// later release is opened as it is, and its schema.sql statements are all
-/// `IF NOT EXISTS`).
+/// it upgraded, or `None` when the file was current. (A file of a later
+/// release never gets here: the open refuses it first, `sqlite/admit.rs`.)
 pub fn apply(conn: &Connection) -> rusqlite::Result<Option<Upgrade>> {
     let from: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if from >= VERSION {

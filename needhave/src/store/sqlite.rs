@@ -22,6 +22,7 @@
 //! `fcntl` pair per read, is gone rather than kept behind a flag: the other
 //! reads are a handful of statements beside a fsync-bound write path.
 
+mod admit;
 mod files;
 mod group;
 mod walclock;
@@ -65,6 +66,8 @@ pub struct SqliteStore {
     /// The lock that keeps a second server off the file (`files::hold`).
     _held: Option<std::fs::File>,
     stats: Arc<GroupStats>,
+    /// This open made the file (it did not exist before).
+    created: bool,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -90,21 +93,57 @@ impl SqliteStore {
     }
 
     /// [`open`](Self::open), with writes grouped by `policy`.
+    ///
+    /// A file that was there is first checked (`admit`): one that is not a
+    /// database, is damaged, is of a newer release or of another
+    /// application is refused, untouched. A file this open created is
+    /// removed again, with its side files, if the open fails. Every error
+    /// names the path.
     pub fn open_with(path: &str, policy: GroupPolicy) -> StoreResult<Self> {
+        if path.is_empty() {
+            // SQLite would open a private temporary database, and the salt
+            // would be kept in a file named `.salt`.
+            return Err(StoreError(
+                "the database path is empty: name a file, or :memory:".into(),
+            ));
+        }
+        let existed = path == ":memory:" || std::fs::symlink_metadata(path).is_ok();
+        let opened = Self::open_checked(path, policy, existed);
+        if opened.is_err() && !existed {
+            files::remove_created(path);
+        }
+        opened
+    }
+
+    fn open_checked(path: &str, policy: GroupPolicy, existed: bool) -> StoreResult<Self> {
         let memory = path == ":memory:";
+        let cannot = |e: &dyn std::fmt::Display| StoreError(format!("cannot open {path}: {e}"));
         let held = if memory {
             None
         } else {
-            files::create_private(path).map_err(|e| StoreError(e.to_string()))?;
-            Some(files::hold(path).map_err(|e| StoreError(e.to_string()))?)
+            files::create_private(path)
+                .map_err(|e| StoreError(format!("cannot create {path}: {e}")))?;
+            Some(files::hold(path).map_err(|e| cannot(&e))?)
         };
         let writer = if memory {
             Connection::open_in_memory()?
         } else {
-            Connection::open(path)?
+            Connection::open(path).map_err(|e| cannot(&e))?
         };
-        configure(&writer, !memory)?;
-        super::migrate::apply(&writer).map(drop)?;
+        if existed && !memory {
+            admit::check(&writer, path).map_err(StoreError)?;
+        }
+        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        let upgrade = super::migrate::apply(&writer).map_err(|e| {
+            StoreError(format!("cannot bring {path} to this release's schema: {e}"))
+        })?;
+        tracing::debug!(
+            target: "needhave::store",
+            path,
+            created = !existed,
+            upgraded_from = upgrade.as_ref().map(|u| u.from),
+            "database opened"
+        );
         let memo = Arc::new(if memory {
             // Its own database: every write goes through here.
             Memo::sole_writer()
@@ -145,7 +184,19 @@ impl SqliteStore {
             file,
             _held: held,
             stats,
+            created: !existed,
         })
+    }
+
+    /// Closes the store and, if its open created the file, removes it and
+    /// its side files: a start-up that fails after the open (the IP salt
+    /// cannot be kept) leaves nothing behind either.
+    pub fn discard(self) {
+        let created = self.path.clone().filter(|_| self.created);
+        drop(self);
+        if let Some(path) = created {
+            files::remove_created(&path);
+        }
     }
 
     /// What group commit has done so far (for the log at stop, and tests).
@@ -184,26 +235,50 @@ impl SqliteStore {
     /// Writes a consistent copy of the database at `db` to `out` (a new
     /// file, created `0600`), while a server may be writing it: `VACUUM
     /// INTO` reads one snapshot (a read transaction, which in WAL never
-    /// blocks the writer nor waits for it) and writes it compacted, then the
-    /// copy is fsynced. The copy is a plain rollback-journal file, whole
-    /// without any `-wal`.
+    /// blocks the writer nor waits for it) and writes it compacted.
+    ///
+    /// The copy is written under a temporary name beside `out`
+    /// (`OUT.partial-PID`), fsynced, and only then linked to `out`, so a copy
+    /// killed half-way never sits at the name of a backup. While the
+    /// snapshot is read, no checkpoint can pass it and a busy server's WAL
+    /// grows; it is checkpointed after, so the WAL is left no larger than it
+    /// was found. The copy is a plain rollback-journal file, whole without
+    /// any `-wal`.
     pub fn backup(db: &str, out: &str) -> StoreResult<()> {
-        let io = |e: std::io::Error| StoreError(format!("{out}: {e}"));
-        let source = Connection::open_with_flags(
-            db,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        source.busy_timeout(std::time::Duration::from_secs(5))?;
-        if std::fs::metadata(out).is_ok_and(|m| m.len() > 0) {
+        let io = |what: &str, e: std::io::Error| StoreError(format!("{what}: {e}"));
+        if std::fs::symlink_metadata(out).is_ok() {
             return Err(StoreError(format!(
                 "{out} exists; a backup never overwrites"
             )));
         }
-        files::create_private(out).map_err(io)?;
-        source.execute("VACUUM INTO ?1", [out])?;
-        std::fs::File::open(out)
-            .and_then(|f| f.sync_all())
-            .map_err(io)?;
+        let source = Connection::open_with_flags(
+            db,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError(format!("cannot open {db}: {e}")))?;
+        source.busy_timeout(std::time::Duration::from_secs(5))?;
+        let partial = format!("{out}.partial-{}", std::process::id());
+        let _ = std::fs::remove_file(&partial);
+        files::create_private(&partial).map_err(|e| io(&partial, e))?;
+        let copied = source
+            .execute("VACUUM INTO ?1", [&partial])
+            .map_err(StoreError::from)
+            .and_then(|_| {
+                std::fs::File::open(&partial)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| io(&partial, e))
+            })
+            // A link, not a rename: it fails rather than replace a file
+            // that appeared at `out` meanwhile.
+            .and_then(|()| std::fs::hard_link(&partial, out).map_err(|e| io(out, e)));
+        let _ = std::fs::remove_file(&partial);
+        copied?;
+        files::sync_parent(out).map_err(|e| io(out, e))?;
+        // PASSIVE when a server's writes keep the WAL busy: it still
+        // copies what it can; TRUNCATE empties it when nobody writes.
+        let _ = source
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .or_else(|_| source.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())));
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! The same method and path twice, even with another parameter name: the
 //! dispatcher could never reach the second.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! An error code that is not a `crate::error::Code` variant: rustc's error
 //! points at the code in the table.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

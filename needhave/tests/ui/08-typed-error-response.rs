@@ -1,7 +1,7 @@
 //! A typed body under a 4xx: a typed route answers errors as
 //! `{"error": CODE}`; only a `raw` handler builds its own.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

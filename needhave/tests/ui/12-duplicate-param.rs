@@ -1,6 +1,6 @@
 //! One parameter name twice in a path.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! A tool hint MCP does not know.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! `prev.` in a first step: there is no previous result.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

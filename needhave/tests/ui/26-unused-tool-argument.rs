@@ -1,6 +1,6 @@
 //! A tool argument that no step uses: a model would pass it for nothing.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

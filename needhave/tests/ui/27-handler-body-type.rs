@@ -1,7 +1,7 @@
 //! The handler takes another body than the table says: rustc's error
 //! points at the body type in the table.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

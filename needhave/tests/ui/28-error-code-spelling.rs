@@ -1,6 +1,6 @@
 //! Error codes are written as in the JSON, once per route.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! A route without a doc comment: the OpenAPI document would describe nothing.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

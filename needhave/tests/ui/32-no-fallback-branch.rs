@@ -1,6 +1,6 @@
 //! Every branch has an `if`: a call without those arguments has no plan.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

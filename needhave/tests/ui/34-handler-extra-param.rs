@@ -1,7 +1,7 @@
 //! The handler takes a parameter the path does not have: rustc's arity
 //! error points at the handler in the table.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! A misspelled mark after the handler is named, with the marks there are.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! An error code listed under a status that is not its own: a compile-time
 //! assertion fails, pointing at the code.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -2,7 +2,7 @@
 //! renamed member): the derive refuses it, at the attribute, rather than
 //! answer other bytes than serde would.
 #![allow(unused)]
-use needhave::{error, http, pages, platform, table, Ctx};
+use needhave::{api, error, http, platform, Ctx};
 
 #[derive(needhave_macros::ToJson)]
 pub struct Answer {

@@ -23,6 +23,30 @@ pub fn create_private(path: &str) -> io::Result<()> {
     }
 }
 
+/// Removes a database this process created and what SQLite made beside it,
+/// after a failed start: nothing the operator had is touched (the caller
+/// knows the file was not there before).
+pub fn remove_created(path: &str) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let _ = std::fs::remove_file(format!("{path}{suffix}"));
+    }
+}
+
+/// Makes a new name in `path`'s directory durable (fsync of the directory).
+pub fn sync_parent(path: &str) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = std::path::Path::new(path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 /// Which file a path names: device and inode where there are such things.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Identity(u64, u64);

@@ -224,9 +224,17 @@ impl Writer {
                 }
             }
         }
+        let committing = ran.elapsed();
         self.stats
             .committing_us
-            .fetch_add(micros(ran.elapsed()), Ordering::Relaxed);
+            .fetch_add(micros(committing), Ordering::Relaxed);
+        tracing::debug!(
+            target: "needhave::store",
+            batches = group.len(),
+            running_us = micros(ran - started),
+            committing_us = micros(committing),
+            "group committed"
+        );
         self.memo.wrote();
         // After the fsync: if the path no longer names the file written, the
         // writes are in a file nobody will open again (or SQLite refused

@@ -1,12 +1,97 @@
+//! The shape of the table and the context every call gets.
+//!
 //! What `routes!` generates is made of these types: the static description
 //! of every route (`ROUTES`) and every MCP tool (`TOOLS`), and [`Api`], the
-//! whole table as one value.
+//! whole table as one value. [`Ctx`], one request's context, carries the
+//! `Api` it was made with, so the pages, the documents and MCP read the
+//! table from it and nothing below `routes.rs` names the table.
 
-use crate::error::Code;
+use std::sync::{Arc, OnceLock};
+
+use crate::config::Config;
+use crate::error::{ApiError, Code};
 use crate::http::{Request, Response};
-use crate::platform::BoxFuture;
+use crate::platform::{self, BoxFuture};
+use crate::secrets;
 pub use crate::store::Consistency;
-use crate::Ctx;
+use crate::store::Store;
+
+/// One request's context: the store, the clock, and who is asking.
+#[derive(Clone)]
+pub struct Ctx {
+    pub store: Arc<dyn Store>,
+    /// Unix ms at the start of the request.
+    pub now_ms: i64,
+    pub config: Arc<Config>,
+    /// The table, handed down: pages and MCP read routes and tools here
+    /// rather than importing them back from `routes.rs`.
+    pub api: &'static Api,
+    /// Held for this request only; nothing but its salted hash goes further.
+    client_ip: String,
+    /// `None` once a write was refused for want of a salt or an IP.
+    /// Shared by the contexts the dispatcher derives from this one (an MCP
+    /// plan's steps): worked out, or refused and logged, once a request.
+    ip_hash: Arc<OnceLock<Option<String>>>,
+}
+
+impl Ctx {
+    /// `api` is the table (`routes::API`, or one a test builds): what is
+    /// below the table reads it here rather than naming `routes.rs`.
+    pub fn new(
+        api: &'static Api,
+        store: Arc<dyn Store>,
+        config: Arc<Config>,
+        client_ip: &str,
+    ) -> Self {
+        Ctx {
+            now_ms: platform::now_ms(),
+            store,
+            config,
+            api,
+            client_ip: client_ip.to_string(),
+            ip_hash: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// This context with its store as a route of `consistency` reads it
+    /// (the dispatcher's, before each handler); `None` when the store has
+    /// no sessions and this context serves unchanged.
+    pub fn session(&self, consistency: Consistency) -> Option<Ctx> {
+        let store = self.store.session(consistency)?;
+        Some(Ctx {
+            store,
+            ..self.clone()
+        })
+    }
+
+    /// Salted SHA-256 of the client IP, which every write keeps for the
+    /// per-IP limits. Worked out on first use: only the calls that write
+    /// count per IP, and reads are most of the traffic (the hash was an
+    /// eighth of a `GET /posts`, counted with callgrind).
+    ///
+    /// Fails safe: without a salt (the Worker's `IP_SALT` secret unset) the
+    /// hashes of a short IP list could be matched, and without a client IP
+    /// (a request that did not come through Cloudflare's edge) every such
+    /// request would share one bucket; either way the write is refused with
+    /// 500 `internal` (the operator's to fix, and not worth a client's
+    /// retry, which a 503 would invite) and one log line that names what is
+    /// missing. Reads never ask, so they still work.
+    pub fn ip_hash(&self) -> Result<&str, ApiError> {
+        let hash = self.ip_hash.get_or_init(|| {
+            // Whole lines rather than `format!`: one less formatting site.
+            let refused = if self.config.ip_salt.is_empty() {
+                "write refused: no IP salt is set (the Worker secret IP_SALT: `wrangler secret put IP_SALT`)"
+            } else if self.client_ip.is_empty() {
+                "write refused: the request has no client IP (the Worker's CF-Connecting-IP header)"
+            } else {
+                return Some(secrets::ip_hash(&self.config.ip_salt, &self.client_ip));
+            };
+            platform::log_error(refused);
+            None
+        });
+        hash.as_deref().ok_or(ApiError(Code::Internal))
+    }
+}
 
 /// The whole table, handed down to whatever describes or re-enters the list
 /// (the pages, the documents, MCP) through [`Ctx::api`], as dropshot hands
@@ -19,9 +104,10 @@ pub struct Api {
     /// The generated dispatcher, boxed: MCP runs a tool's plan through it.
     pub dispatch: for<'a> fn(&'a Request, &'a Ctx) -> BoxFuture<'a, Response>,
     /// The typed half of the OpenAPI document (schemas need the Rust types,
-    /// so only generated code can add them). Native only.
+    /// so only generated code can write them), one entry per route in
+    /// table order. Native only.
     #[cfg(not(target_arch = "wasm32"))]
-    pub openapi_operations: fn(&mut crate::pages::openapi::Builder),
+    pub openapi_schemas: fn(&mut schemars::generate::SchemaGenerator) -> Vec<OperationSchemas>,
     /// Each tool's input schema from its argument type. Native only.
     #[cfg(not(target_arch = "wasm32"))]
     pub tool_input_schemas: fn() -> Vec<(&'static str, schemars::Schema)>,
@@ -29,6 +115,15 @@ pub struct Api {
     #[cfg(not(target_arch = "wasm32"))]
     #[allow(clippy::type_complexity)]
     pub tool_output_schemas: fn() -> Vec<(&'static str, Vec<Vec<(bool, serde_json::Value)>>)>,
+}
+
+/// One route's schemas in the OpenAPI document: its request body's and its
+/// JSON responses', by status.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Default)]
+pub struct OperationSchemas {
+    pub body: Option<serde_json::Value>,
+    pub typed: Vec<(u16, serde_json::Value)>,
 }
 
 impl Api {
