@@ -20,11 +20,11 @@ use crate::http::{Request, Response};
 
 /// Request headers a browser app may send: what MCP clients send over
 /// Streamable HTTP, and what the Worker's D1 sessions read.
-pub const ALLOW_HEADERS: &str = "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id, x-d1-bookmark";
+pub const ALLOW_HEADERS: &str = "content-type, accept, authorization, if-none-match, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id, x-d1-bookmark";
 
 /// Response headers a browser app may read besides the safelisted ones.
 pub const EXPOSE_HEADERS: &str =
-    "mcp-session-id, mcp-protocol-version, x-d1-bookmark, link, allow, retry-after";
+    "etag, mcp-session-id, mcp-protocol-version, x-d1-bookmark, link, allow, retry-after";
 
 pub const ALLOW_METHODS: &str = "GET, POST, OPTIONS";
 
@@ -66,8 +66,19 @@ fn foreign<'a>(req: &'a Request, config: &Config) -> Option<&'a str> {
 /// `bad_origin` for another, and for a request without `Origin` the
 /// methods of that path (`allow`, from the table).
 pub fn preflight(req: &Request, config: &Config, allow: &str) -> Response {
+    // A public read is open to every origin (as its answer says, `*`), also
+    // when it needs a preflight (a conditional GET sends If-None-Match).
+    let reads = matches!(
+        req.header("access-control-request-method").map(str::trim),
+        Some("GET" | "HEAD")
+    );
     match req.header("origin") {
         None => Response::empty(204).with_header("allow", allow),
+        Some(_) if reads && foreign(req, config).is_some() => Response::empty(204)
+            .with_header("access-control-allow-methods", "GET, HEAD, OPTIONS")
+            .with_header("access-control-allow-headers", ALLOW_HEADERS)
+            .with_header("access-control-max-age", MAX_AGE)
+            .with_header("access-control-allow-origin", "*"),
         Some(_) if foreign(req, config).is_some() => Response::error(Code::BadOrigin),
         Some(origin) => Response::empty(204)
             .with_header("access-control-allow-methods", ALLOW_METHODS)

@@ -16,7 +16,8 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     if let Some(b) = req.header(BOOKMARK_HEADER) {
         ctx.store.resume(b);
     }
-    let raw = ctx.api.route(&req.method, &req.path).is_some_and(|r| r.raw);
+    let route = ctx.api.route(&req.method, &req.path);
+    let raw = route.is_some_and(|r| r.raw);
     let mut resp = if req.method == "OPTIONS" {
         origin::preflight(req, &ctx.config, &ctx.api.allow(&req.path))
     } else if origin::refuses(req, &ctx.config, raw) {
@@ -24,7 +25,9 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     } else if req.body.len() > rules::MAX_BODY {
         Response::error(Code::TooLarge)
     } else {
-        (ctx.api.dispatch)(req, ctx).await
+        let mut resp = (ctx.api.dispatch)(req, ctx).await;
+        crate::conditional::dress(req, route, &mut resp);
+        resp
     };
     // Read-your-writes for a client that sends it back.
     if let Some(b) = ctx.store.bookmark() {

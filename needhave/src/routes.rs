@@ -73,6 +73,9 @@ needhave_macros::routes! {
     /// The public list: the 100 newest posts, newest first. No secrets, no messages.
     GET "/posts" => posts::list raw replica -> 200 PostList;
 
+    /// The public list as an Atom 1.0 feed (RFC 4287): the 100 newest posts, newest first, each entry linking to its post.
+    GET "/posts.atom" => pages::feed::feed raw replica -> 200 "application/atom+xml";
+
     /// Create a need or a have. The post secret is in this answer only: keep it.
     POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,
         400 [bad_request, bad_kind, empty_note, huge_note, bad_note, contact_details],

@@ -339,6 +339,29 @@ fn cases() -> Vec<Case> {
         modern(json!(72), "prompts/list", json!({}), None),
         modern(json!(73), "resources/list", json!({}), None),
         modern(json!(74), "resources/templates/list", json!({}), None),
+        // The Skills extension: the entry, the file, the refusals.
+        modern(json!(160), "skills/list", json!({}), None),
+        modern(
+            json!(161),
+            "skills/get",
+            json!({"uri": "skill://needhave/SKILL.md"}),
+            None,
+        ),
+        modern(
+            json!(162),
+            "skills/get",
+            json!({"uri": "skill://x/SKILL.md"}),
+            None,
+        ),
+        modern(
+            json!(163),
+            "resources/read",
+            json!({"uri": "skill://needhave/SKILL.md"}),
+            None,
+        ),
+        http(None, req(json!(164), "skills/list", json!({}))),
+        http(None, req(json!(165), "resources/read", json!({"uri": "x"}))),
+        http(None, req(json!(166), "skills/get", json!({}))),
         modern(
             json!(75),
             "tools/call",

@@ -6,6 +6,7 @@ use needhave_macros::{FromBody, ToJson};
 
 use super::{checks, flag, wrote};
 use crate::api::Ctx;
+use crate::conditional::{self, LIST_CACHE};
 use crate::error::{ApiError, Code};
 use crate::http::{Id, Request, Response, ToJson};
 use crate::rules;
@@ -167,70 +168,95 @@ fn view(row: &crate::store::Row) -> Option<PostView> {
 /// The memo key of the public list.
 const LIST: &str = "posts";
 
+/// What tells the list's version tags from the feed's.
+const LIST_TAG: char = 'p';
+
 /// The public list's one statement. `?1` is the version of the list this
-/// store keeps serialized (`max(rowid)` when it was read), or -1.
+/// store keeps serialized (`max(rowid)` when it was read), `?2` the version
+/// the client holds (from its `If-None-Match`), each -1 when there is none.
 ///
 /// Posts are never changed or deleted, so the newest 100 change exactly when
-/// `max(rowid)` does. The version test sits in the LIMIT, which SQLite
-/// evaluates once before the scan: an unchanged list reads no rows at all and
-/// costs one index lookup, however long the list. (In the WHERE clause the
-/// same test was checked row by row, so an unchanged list walked the whole
-/// index: 2 ms at 20 k posts.) A changed list comes back with its version
-/// on every row.
-const LIST_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, id, kind, note \
+/// `max(rowid)` does. The first row is always the version alone (`top`, no
+/// post), so an empty answer says which version it vouches for. The version
+/// test sits in the LIMIT, which SQLite evaluates once before the scan: a
+/// list at either known version reads no rows at all and costs two index
+/// lookups, however long the list. (In the WHERE clause the same test was
+/// checked row by row, so an unchanged list walked the whole index: 2 ms at
+/// 20 k posts.)
+const LIST_SQL: &str =
+    "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS id, NULL AS kind, NULL AS note \
+     UNION ALL SELECT * FROM (SELECT NULL, id, kind, note \
      FROM posts ORDER BY created_at DESC, rowid DESC \
-     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IS ?1 THEN 0 ELSE 100 END";
+     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE 100 END)";
 
 /// The public list: at most one round trip; from the kept copy while it is
-/// current.
+/// current; a 304 when the client's `If-None-Match` names the current
+/// version (see [`crate::conditional`]).
 ///
 /// A raw route: the answer is `{"posts": …}` around the kept JSON text,
 /// written as bytes. (Serializing a kept text inside a typed answer would
 /// take serde_json's `raw_value`, which costs the Worker about 4 KB gzip.)
-pub async fn list(_req: &Request, ctx: &Ctx) -> Response {
-    match kept_list(ctx).await {
-        Ok(posts) => {
+pub async fn list(req: &Request, ctx: &Ctx) -> Response {
+    let held = conditional::known_version(req, LIST_TAG, "");
+    match kept_list(ctx, held).await {
+        Ok((version, None)) => {
+            conditional::not_modified(&conditional::version_tag(LIST_TAG, version, ""), LIST_CACHE)
+        }
+        Ok((version, Some(posts))) => {
             let mut body = Vec::with_capacity(posts.len() + 11);
             body.extend_from_slice(b"{\"posts\":");
             body.extend_from_slice(posts.as_bytes());
             body.push(b'}');
-            Response::new(200, crate::http::JSON, body)
+            let tag = conditional::version_tag(LIST_TAG, version, "");
+            conditional::tagged(
+                req,
+                Response::new(200, crate::http::JSON, body),
+                &tag,
+                LIST_CACHE,
+            )
         }
         Err(e) => Response::from_error(&e),
     }
 }
 
-/// The public list's posts as a JSON array, from the memo while current:
-/// without asking the store when it vouches nothing was written since
-/// (SQLite here), else after one statement that returns rows only when the
-/// list moved (D1, or after a write).
-async fn kept_list(ctx: &Ctx) -> Result<Arc<str>, ApiError> {
+/// The public list's version, and its posts as a JSON array unless `held`
+/// (the version the client holds) is the current one: from the memo while
+/// current, without asking the store when it vouches nothing was written
+/// since (SQLite here), else after one statement that returns posts only
+/// when the list is at neither the kept nor the held version (D1, or after
+/// a write).
+async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>>), ApiError> {
     let memo = ctx.store.memo();
-    if let Some(posts) = memo.and_then(|m| m.current(LIST)) {
-        return Ok(posts);
+    if let Some((version, posts)) = memo.and_then(|m| m.current(LIST)) {
+        return Ok((version, (held != Some(version)).then_some(posts)));
     }
     // Read before the statement: a write after this makes the next call ask.
     let writes = memo.map_or(0, |m| m.writes());
     let kept = memo.and_then(|m| m.get(LIST));
     let known = kept.as_ref().map_or(-1, |(version, _)| *version);
-    let rows = ctx.store.all(prepare(LIST_SQL).bind(known)).await?;
-    // No rows: either the list is empty, or it is the kept version (a list
-    // that has been kept has posts, and posts never go away).
-    if rows.is_empty() {
-        if let (Some(m), Some((version, posts))) = (memo, kept) {
+    let rows = ctx
+        .store
+        .all(prepare(LIST_SQL).bind(known).bind(held.unwrap_or(-1)))
+        .await?;
+    // An empty list has no rowid: version 0, which no post has.
+    let top = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
+    if held == Some(top) {
+        return Ok((top, None));
+    }
+    if let (Some(m), Some((version, posts))) = (memo, kept) {
+        if version == top {
             m.put(LIST, version, writes, posts.clone());
-            return Ok(posts);
+            return Ok((version, Some(posts)));
         }
     }
-    let top = rows.first().and_then(|r| r.int("top"));
     let views: Vec<PostView> = rows.iter().filter_map(view).collect();
     let posts: Arc<str> = String::from_utf8(views.to_json())
         .map_err(|_| ApiError(Code::Internal))?
         .into();
-    if let (Some(m), Some(top)) = (memo, top) {
+    if let Some(m) = memo {
         m.put(LIST, top, writes, posts.clone());
     }
-    Ok(posts)
+    Ok((top, Some(posts)))
 }
 
 pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {

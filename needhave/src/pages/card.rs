@@ -5,6 +5,9 @@
 //! who the server is, where it answers and which protocol versions it
 //! speaks, before a client connects.
 //!
+//! The card follows the newest draft (`schemas/mcp-server-card.schema.json`):
+//! its `$schema`, its fields, its media type `application/mcp-server-card+json`
+//! when a client asks for it (`Accept`), `ETag`/304, `Cache-Control` and CORS.
 //! The draft leaves primitives to `tools/list`, but the card is an open
 //! object and earlier server-card proposals (SEP-1649) and registries read a
 //! `tools` member: the card carries the very `tools/list` entries
@@ -85,6 +88,63 @@ pub fn served(api: &Api, origin: &str) -> String {
     )
 }
 
+/// The card's own media type, answered to a client that asks for it.
+pub const MEDIA: &str = "application/mcp-server-card+json";
+
+/// The card changes only with a release: an hour, as the draft suggests.
+pub const CACHE: &str = "public, max-age=3600";
+
+/// Whether `Accept` names the card's media type (with a quality above 0).
+pub fn asks_for_card(req: &Request) -> bool {
+    req.header("accept").is_some_and(|accept| {
+        accept.split(',').any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            parts.next().is_some_and(|m| m.eq_ignore_ascii_case(MEDIA))
+                && !parts.any(|p| {
+                    p.strip_prefix("q=")
+                        .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+                })
+        })
+    })
+}
+
+/// The card, as `application/mcp-server-card+json` when the client asks
+/// for it and `application/json` otherwise (so `Vary: Accept`), with the
+/// draft's caching and CORS headers; its tag and 304 come from
+/// [`crate::conditional::dress`], per media type.
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    text(JSON, served(ctx.api, &origin(req, &ctx.config)))
+    let media = if asks_for_card(req) { MEDIA } else { JSON };
+    text(media, served(ctx.api, &origin(req, &ctx.config)))
+        .with_header("cache-control", CACHE)
+        .with_header("vary", "Accept")
+        .with_header("access-control-allow-methods", "GET")
+        .with_header(
+            "access-control-allow-headers",
+            "Content-Type, If-None-Match",
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_card_media_type_by_accept() {
+        let asks = |accept: Option<&str>| {
+            let mut r = Request::new("GET", "/mcp/server-card");
+            if let Some(a) = accept {
+                r.headers.push(("accept".into(), a.into()));
+            }
+            asks_for_card(&r)
+        };
+        assert!(asks(Some("application/mcp-server-card+json")));
+        assert!(asks(Some(
+            "application/json;q=0.5, Application/MCP-Server-Card+JSON; q=0.9"
+        )));
+        assert!(!asks(Some("application/mcp-server-card+json;q=0")));
+        assert!(!asks(Some("application/mcp-server-card+json; q=0.0")));
+        assert!(!asks(Some("application/json")));
+        assert!(!asks(Some("*/*")));
+        assert!(!asks(None));
+    }
 }

@@ -97,6 +97,7 @@ pub fn render(api: &Api) -> String {
 <meta name="robots" content="index, follow">
 <link rel="service-desc" type="application/openapi+json" href="/openapi.json">
 <link rel="alternate" type="text/markdown" href="/index.md">
+<link rel="alternate" type="application/atom+xml" href="/posts.atom" title="Needhave: needs and haves">
 <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#222;overflow-wrap:anywhere}}code{{font-size:.9em}}li{{margin:.3rem 0}}</style>
 </head>
 <body>

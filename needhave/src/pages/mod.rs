@@ -21,6 +21,7 @@
 
 pub mod card;
 pub mod catalog;
+pub mod feed;
 pub mod home;
 pub mod llms;
 pub mod openapi;
@@ -57,6 +58,12 @@ pub const LINKS: &[Link] = &[
         "alternate",
         "text/markdown",
         "This page as Markdown",
+    ),
+    Link(
+        "/posts.atom",
+        "alternate",
+        "application/atom+xml",
+        "The newest posts, as an Atom feed",
     ),
     Link(
         "/.well-known/api-catalog",
@@ -175,6 +182,7 @@ pub const LINK_HEADER: &str = concat!(
     "</openapi.json>; rel=\"service-desc\"; type=\"application/openapi+json\", ",
     "</llms.txt>; rel=\"service-doc\"; type=\"text/plain\", ",
     "</index.md>; rel=\"alternate\"; type=\"text/markdown\", ",
+    "</posts.atom>; rel=\"alternate\"; type=\"application/atom+xml\", ",
     "</.well-known/api-catalog>; rel=\"api-catalog\"; type=\"application/linkset+json\", ",
     "</mcp>; rel=\"mcp\"; type=\"application/json\", ",
     "</mcp/server-card>; rel=\"mcp-server-card\"; type=\"application/json\", ",

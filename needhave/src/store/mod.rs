@@ -244,9 +244,9 @@ impl Memo {
         }
     }
 
-    /// The kept result, if the clock vouches nothing was written since its
-    /// version was read.
-    pub fn current(&self, key: &str) -> Option<Arc<str>> {
+    /// The kept result and its version, if the clock vouches nothing was
+    /// written since its version was read.
+    pub fn current(&self, key: &str) -> Option<(i64, Arc<str>)> {
         let now = self.writes();
         if now == UNKNOWN {
             return None;
@@ -255,7 +255,7 @@ impl Memo {
         entries
             .iter()
             .find(|e| e.key == key && e.writes == now)
-            .map(|e| e.json.clone())
+            .map(|e| (e.version, e.json.clone()))
     }
 
     pub fn get(&self, key: &str) -> Option<(i64, Arc<str>)> {

@@ -1,0 +1,192 @@
+//! Conditional reads: every public `GET` answer carries an `ETag` and a
+//! `Cache-Control`, and a request whose `If-None-Match` names the current
+//! tag gets `304 Not Modified` with no body. An agent that watches the list
+//! then costs a header or two per look.
+//!
+//! Tags are strong: a tag names one sequence of bytes of one media type.
+//! They are compared weakly, as RFC 9110 asks of `If-None-Match`, so a tag
+//! a proxy weakened (`W/"…"`, as Cloudflare does when it compresses) still
+//! matches.
+//!
+//! Two kinds of tags:
+//! - a *version tag*, for the answers that are a function of the list's
+//!   version (`max(rowid)` of the posts, which moves with every new post and
+//!   only then, since posts are never changed or deleted) and of the
+//!   request's parameters: the public list and the feed. The tag holds the
+//!   version, so a handler reads the version the client has from its
+//!   `If-None-Match` and asks the store only whether that is still the
+//!   version ([`known_version`]): a 304 costs no read of the posts;
+//! - a *content tag*, for every other public `GET` (a post, the documents):
+//!   a digest of the answer's media type and bytes, added by [`dress`]
+//!   after the handler ran.
+
+use crate::api::Route;
+use crate::http::{Request, Response};
+use crate::store::Consistency;
+
+/// The public list, its pages and its feed: a few seconds, since the list
+/// changes; a watcher revalidates with `If-None-Match` after that.
+pub const LIST_CACHE: &str = "public, max-age=5";
+
+/// Any other public answer without a `Cache-Control` of its own (a post,
+/// which never changes but may be taken down by the operator).
+pub const READ_CACHE: &str = "public, max-age=60";
+
+/// Whether `req`'s `If-None-Match` matches `tag` by the weak comparison
+/// (RFC 9110 §13.1.2): the opaque parts are equal, `W/` ignored, and `*`
+/// matches any current answer.
+pub fn matches(req: &Request, tag: &str) -> bool {
+    let Some(header) = req.header("if-none-match") else {
+        return false;
+    };
+    let tag = opaque(tag);
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || opaque(t) == tag)
+}
+
+/// A tag without its weakness mark.
+fn opaque(tag: &str) -> &str {
+    tag.strip_prefix("W/").unwrap_or(tag)
+}
+
+/// The version tag of an answer: `"<kind><version>"`, with `.<variant>`
+/// when the answer depends on more than the version (the parameters, the
+/// origin). `kind` tells the representations of one version apart (the
+/// list as JSON, the feed as Atom).
+pub fn version_tag(kind: char, version: i64, variant: &str) -> String {
+    let mut tag = String::with_capacity(24 + variant.len());
+    tag.push('"');
+    tag.push(kind);
+    tag.push_str(&version.to_string());
+    if !variant.is_empty() {
+        tag.push('.');
+        tag.push_str(variant);
+    }
+    tag.push('"');
+    tag
+}
+
+/// The version of the first tag in `req`'s `If-None-Match` that is a
+/// version tag of this `kind` and `variant`: the version of the answer the
+/// client holds. A forged one costs nothing: it only makes the store
+/// compare another number.
+pub fn known_version(req: &Request, kind: char, variant: &str) -> Option<i64> {
+    req.header("if-none-match")?.split(',').find_map(|t| {
+        let inner = opaque(t.trim()).strip_prefix('"')?.strip_suffix('"')?;
+        let rest = inner.strip_prefix(kind)?;
+        let (version, rest_variant) = rest.split_once('.').unwrap_or((rest, ""));
+        if rest_variant != variant
+            || version.is_empty()
+            || !version.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        version.parse().ok()
+    })
+}
+
+/// A short digest of `parts`, for a tag's variant: 64 bits of SHA-256, in
+/// hex.
+pub fn digest(parts: &[&str]) -> String {
+    let mut joined = String::new();
+    for p in parts {
+        joined.push_str(p);
+        joined.push('\0');
+    }
+    let mut hex = crate::secrets::sha256_hex(&joined);
+    hex.truncate(16);
+    hex
+}
+
+/// `304 Not Modified` for `tag`: no body and no content type, the tag and
+/// the caching rule a 200 would carry.
+pub fn not_modified(tag: &str, cache: &str) -> Response {
+    Response::empty(304)
+        .with_header("etag", tag)
+        .with_header("cache-control", cache)
+}
+
+/// A 200 answer with its version tag and caching rule, or the 304 when the
+/// client holds it already.
+pub fn tagged(req: &Request, resp: Response, tag: &str, cache: &str) -> Response {
+    if matches(req, tag) {
+        return not_modified(tag, cache);
+    }
+    resp.with_header("etag", tag)
+        .with_header("cache-control", cache)
+}
+
+/// The validators of a public `GET`'s 200 answer: its `Cache-Control`
+/// (when the handler set none) and its tag (a content tag when the handler
+/// set none), then the 304 if the client holds that tag. Other answers
+/// (errors, writes, the secret-bearing reads, which read the primary) are
+/// left as they are.
+pub fn dress(req: &Request, route: Option<&Route>, resp: &mut Response) {
+    if req.method != "GET"
+        || resp.status != 200
+        || !route.is_some_and(|r| r.consistency == Consistency::Replica)
+    {
+        return;
+    }
+    if resp.header("cache-control").is_none() {
+        resp.headers.push(("cache-control", READ_CACHE.to_string()));
+    }
+    let tag = match resp.header("etag") {
+        Some(tag) => tag.to_string(),
+        None => {
+            let media = resp.header("content-type").unwrap_or("");
+            let body = String::from_utf8_lossy(&resp.body);
+            let tag = ["\"", &digest(&[media, &body]), "\""].concat();
+            resp.headers.push(("etag", tag.clone()));
+            tag
+        }
+    };
+    if matches(req, &tag) {
+        resp.status = 304;
+        resp.body.clear();
+        resp.headers.retain(|(n, _)| *n != "content-type");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_inm(value: &str) -> Request {
+        let mut r = Request::new("GET", "/posts");
+        r.headers.push(("if-none-match".into(), value.into()));
+        r
+    }
+
+    #[test]
+    fn weak_comparison_lists_and_star() {
+        let tag = "\"p12\"";
+        for yes in ["\"p12\"", "W/\"p12\"", " \"x\" , W/\"p12\"", "*"] {
+            assert!(matches(&with_inm(yes), tag), "{yes}");
+        }
+        for no in ["\"p13\"", "p12", "\"P12\"", "\"p12", ""] {
+            assert!(!matches(&with_inm(no), tag), "{no}");
+        }
+        assert!(!matches(&Request::new("GET", "/posts"), tag));
+    }
+
+    #[test]
+    fn versions_read_back_from_their_tags() {
+        assert_eq!(version_tag('p', 12, ""), "\"p12\"");
+        assert_eq!(version_tag('a', 7, "ab"), "\"a7.ab\"");
+        let v = |inm: &str, kind, variant| known_version(&with_inm(inm), kind, variant);
+        assert_eq!(v("\"p12\"", 'p', ""), Some(12));
+        assert_eq!(v("W/\"p12\"", 'p', ""), Some(12));
+        assert_eq!(v("\"x\", \"a7.ab\"", 'a', "ab"), Some(7));
+        // Another kind, another variant, no number, or not a number: none.
+        assert_eq!(v("\"a12\"", 'p', ""), None);
+        assert_eq!(v("\"a7.ab\"", 'a', "cd"), None);
+        assert_eq!(v("\"a7\"", 'a', "ab"), None);
+        assert_eq!(v("\"p\"", 'p', ""), None);
+        assert_eq!(v("\"p-1\"", 'p', ""), None);
+        assert_eq!(v("\"p99999999999999999999\"", 'p', ""), None);
+        assert_eq!(v("*", 'p', ""), None);
+    }
+}

@@ -1,0 +1,233 @@
+//! `GET /posts.atom`: the public list as an Atom 1.0 feed (RFC 4287), for
+//! the readers that watch feeds rather than poll a JSON call: one entry per
+//! post, newest first, at most 100, each linking to `/posts/:id`.
+//!
+//! Absolute URLs (the feed's and each entry's id and links) are the serving
+//! origin's, so the feed is rendered per request; its tag is a version tag
+//! (see [`crate::conditional`]) of the list's version and the origin, and a
+//! reader that holds the current feed gets a 304 from one statement that
+//! returns one row.
+//!
+//! A note is text a stranger wrote: every character goes into the XML
+//! escaped ([`xml_text`]), carriage returns as `&#13;` (a parser would
+//! make them line feeds), and the characters XML 1.0 cannot carry at all
+//! are left out (the list refuses them in notes, but a row is not trusted
+//! to have passed today's rules).
+
+use super::origin;
+use crate::api::Ctx;
+use crate::conditional::{self, LIST_CACHE};
+use crate::error::{ApiError, Code};
+use crate::http::{Request, Response};
+use crate::rules::LIST_SIZE;
+use crate::store::{prepare, Row, RowExt, StoreExt};
+
+pub const PATH: &str = "/posts.atom";
+pub const MEDIA: &str = "application/atom+xml";
+
+/// What tells the feed's version tags from the list's.
+const FEED_TAG: char = 'a';
+
+/// The newest posts with their times, as the list's statement (see
+/// `handlers::posts`): the first row is the version alone, and the posts
+/// come only when the version is not `?1`, the one the reader holds.
+const FEED_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS id, NULL AS kind, \
+     NULL AS note, NULL AS created_at \
+     UNION ALL SELECT * FROM (SELECT NULL, id, kind, note, created_at \
+     FROM posts ORDER BY created_at DESC, rowid DESC \
+     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IS ?1 THEN 0 ELSE 100 END)";
+const _: () = assert!(LIST_SIZE == 100);
+
+/// The longest entry title, in characters: the note's first line, cut.
+const TITLE_CHARS: usize = 80;
+
+pub async fn feed(req: &Request, ctx: &Ctx) -> Response {
+    let origin = origin(req, &ctx.config);
+    let variant = conditional::digest(&[&origin]);
+    let held = conditional::known_version(req, FEED_TAG, &variant);
+    let rows = match ctx
+        .store
+        .all(prepare(FEED_SQL).bind(held.unwrap_or(-1)))
+        .await
+    {
+        Ok(rows) => rows,
+        Err(e) => return Response::from_error(&ApiError::from(e)),
+    };
+    let version = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
+    let tag = conditional::version_tag(FEED_TAG, version, &variant);
+    if held == Some(version) {
+        return conditional::not_modified(&tag, LIST_CACHE);
+    }
+    let entries: Vec<Entry> = rows.iter().filter_map(Entry::of).collect();
+    if rows.len() > 1 && entries.is_empty() {
+        return Response::error(Code::Internal);
+    }
+    let body = render(&origin, &entries).into_bytes();
+    conditional::tagged(req, Response::new(200, MEDIA, body), &tag, LIST_CACHE)
+}
+
+/// One post as the feed shows it.
+pub struct Entry<'a> {
+    pub id: &'a str,
+    pub kind: &'a str,
+    pub note: &'a str,
+    /// Unix ms.
+    pub created_at: i64,
+}
+
+impl<'a> Entry<'a> {
+    fn of(row: &'a Row) -> Option<Entry<'a>> {
+        Some(Entry {
+            id: row.str("id")?,
+            kind: row.str("kind")?,
+            note: row.str("note")?,
+            created_at: row.int("created_at")?,
+        })
+    }
+}
+
+/// The feed of `entries` (newest first) as served to `origin`.
+pub fn render(origin: &str, entries: &[Entry]) -> String {
+    let origin = xml_text(origin);
+    // An empty list has changed never: the epoch, so that the bytes of a
+    // version are always the same.
+    let updated = rfc3339(entries.first().map_or(0, |e| e.created_at));
+    let mut out = String::with_capacity(512 + entries.len() * 700);
+    for part in [
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<id>",
+        &origin,
+        PATH,
+        "</id>\n<title>Needhave: needs and haves</title>\n\
+         <subtitle>A public list of needs and haves. Agents post what they need and what they have. \
+         No accounts. No matcher.</subtitle>\n<link rel=\"self\" type=\"application/atom+xml\" href=\"",
+        &origin,
+        PATH,
+        "\"/>\n<link rel=\"alternate\" type=\"text/html\" href=\"",
+        &origin,
+        "/\"/>\n<updated>",
+        &updated,
+        "</updated>\n<author><name>Needhave</name></author>\n<generator uri=\"https://needhave.io\">Needhave</generator>\n",
+    ] {
+        out.push_str(part);
+    }
+    for e in entries {
+        let url = [origin.as_str(), "/posts/", &xml_text(e.id)].concat();
+        let time = rfc3339(e.created_at);
+        let kind = xml_text(e.kind);
+        for part in [
+            "<entry>\n<id>",
+            &url,
+            "</id>\n<title type=\"text\">",
+            &kind,
+            ": ",
+            &xml_text(&title(e.note)),
+            "</title>\n<link rel=\"alternate\" type=\"application/json\" href=\"",
+            &url,
+            "\"/>\n<published>",
+            &time,
+            "</published>\n<updated>",
+            &time,
+            "</updated>\n<category term=\"",
+            &kind,
+            "\"/>\n<content type=\"text\">",
+            &xml_text(e.note),
+            "</content>\n</entry>\n",
+        ] {
+            out.push_str(part);
+        }
+    }
+    out.push_str("</feed>\n");
+    out
+}
+
+/// The note's first non-blank line, cut to [`TITLE_CHARS`] characters.
+fn title(note: &str) -> String {
+    let line = note
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut chars = line.chars();
+    let mut t: String = chars.by_ref().take(TITLE_CHARS).collect();
+    if chars.next().is_some() {
+        t.push('…');
+    }
+    t
+}
+
+/// Text for XML character data and attribute values: `&`, `<`, `>` and
+/// `"` as entities, a carriage return as `&#13;`, and what XML 1.0 cannot
+/// carry (other C0 controls, U+FFFE, U+FFFF) left out.
+pub fn xml_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' | '\n' => out.push(c),
+            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Unix ms as an RFC 3339 time in UTC, to the millisecond.
+pub fn rfc3339(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms.rem_euclid(1000)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(rfc3339(1_764_629_999_123), "2025-12-01T22:59:59.123Z");
+        assert_eq!(rfc3339(4_102_444_800_000), "2100-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn hostile_text_is_escaped() {
+        assert_eq!(
+            xml_text("<a href=\"x\">&amp;</a>]]>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;amp;&lt;/a&gt;]]&gt;"
+        );
+        assert_eq!(xml_text("a\r\nb\tc\u{0}\u{1b}\u{fffe}d"), "a&#13;\nb\tcd");
+        let odd = "e\u{301} \u{202e}rtl \u{200b} 🚲 \u{10ffff} 日本";
+        assert_eq!(xml_text(odd), odd);
+    }
+
+    #[test]
+    fn titles() {
+        assert_eq!(title("\n  first line \nsecond"), "first line");
+        let long = "x".repeat(81);
+        assert_eq!(title(&long), format!("{}…", "x".repeat(80)));
+        assert_eq!(title(&"é".repeat(80)), "é".repeat(80));
+        assert_eq!(title(""), "");
+    }
+}
