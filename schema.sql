@@ -26,12 +26,13 @@ CREATE TABLE IF NOT EXISTS posts (
 -- The duplicate rule, on the normalized key's digest; also what a
 -- concurrent duplicate runs into.
 CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key_hash ON posts (note_key_hash);
--- The same rule on the full keys old rows may still hold (a D1 database
--- between its migration and `needhave d1-keys`).
-CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key);
--- Exact copies, also of rows that have no key yet (a D1 database between
--- its migration and `needhave d1-keys`).
-CREATE UNIQUE INDEX IF NOT EXISTS posts_note ON posts (note);
+-- The same rule on what old rows without a digest hold: their full key,
+-- and their note (a D1 database between its migration and
+-- `needhave d1-keys`). Partial, so that a new row costs neither index
+-- anything: a note over about 1 KB in a full index spills into an
+-- overflow page of its own, 4 KB a post.
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key) WHERE note_key IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_unkeyed ON posts (note) WHERE note_key_hash IS NULL;
 -- The public list, newest first.
 CREATE INDEX IF NOT EXISTS posts_newest ON posts (created_at);
 -- The per-IP create limit.

@@ -12,12 +12,19 @@
 -- older rows start without a digest: `needhave d1-keys` turns them into
 -- UPDATEs that set it and drop the full key. Until then the create
 -- statement also refuses a copy by the full key (posts_note_key) and by
--- the exact note (posts_note). The native store runs this same file
--- (needhave/src/store/migrate.rs) and back-fills in the same transaction.
+-- the exact note (posts_note_unkeyed). Both indexes become partial, over
+-- the old rows only: in a full index a note over about 1 KB spills into an
+-- overflow page of its own, 4 KB a post. The native store runs this same
+-- file (needhave/src/store/migrate.rs) and back-fills in the same
+-- transaction.
 ALTER TABLE posts ADD COLUMN note_key_hash TEXT;
 ALTER TABLE posts ADD COLUMN site_hash TEXT;
 ALTER TABLE messages ADD COLUMN site_hash TEXT;
 CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key_hash ON posts (note_key_hash);
+DROP INDEX IF EXISTS posts_note;
+DROP INDEX IF EXISTS posts_note_key;
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key) WHERE note_key IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_unkeyed ON posts (note) WHERE note_key_hash IS NULL;
 CREATE INDEX IF NOT EXISTS posts_site ON posts (site_hash, created_at) WHERE site_hash IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_site ON messages (site_hash, created_at) WHERE role = 'first' AND site_hash IS NOT NULL;
 CREATE INDEX IF NOT EXISTS messages_later_site ON messages (site_hash, created_at) WHERE role = 'later' AND site_hash IS NOT NULL;

@@ -104,7 +104,7 @@ static CREATE: Guarded = guarded! {
     insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at) \
             SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12";
     "dup" => DuplicateNote if holds("NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1) \
-        AND NOT EXISTS (SELECT 1 FROM posts WHERE note = ?2) \
+        AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash IS NULL AND note = ?2) \
         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?3)");
     "recent" => RateLimited if rate("?7", "posts", "ip_hash = ?4 AND created_at > ?6");
     "site" => RateLimited if rate("?8", "posts", "site_hash = ?5 AND created_at > ?6");
