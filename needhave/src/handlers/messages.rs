@@ -126,7 +126,9 @@ static FIRST: Guarded = guarded! {
             SELECT ?9, ?1, 'first', ?10, ?11, ?2, ?3, ?12";
     "post" => NotFound if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1)");
     "waiting" => TooMany if holds(concat!("(", waiting!(), ") < ?5")), wait rules::WAITING_RETRY_SECS;
-    "share" => TooMany if holds(concat!("(", waiting!(), " AND f.ip_hash = ?2) < ?6")),
+    // `+f.ip_hash`: walk the post's first replies (as the cap does), never
+    // every first reply the client ever wrote.
+    "share" => TooMany if holds(concat!("(", waiting!(), " AND +f.ip_hash = ?2) < ?6")),
         wait rules::WAITING_RETRY_SECS;
     "recent" => RateLimited if rate("?7", "messages", "ip_hash = ?2 AND role = 'first' AND created_at > ?4");
     "site" => RateLimited if rate("?8", "messages", "site_hash = ?3 AND role = 'first' AND created_at > ?4");
