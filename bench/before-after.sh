@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# This tree against an earlier commit (default: main) on the durable
+# This tree against an earlier commit (default: where this branch left
+# main, so that only the branch's own changes are measured) on the durable
 # create + first reply flow and GET /posts, in one run, alternating:
 #   bench/before-after.sh [REV] [--rounds 3] [--secs 5]
 # The earlier commit is built in release mode from `git archive` under
@@ -7,7 +8,7 @@
 # tree's build is touched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rev=main
+rev=$(git merge-base HEAD main)
 if [[ $# -gt 0 && $1 != --* ]]; then rev=$1; shift; fi
 if ! command -v wrk >/dev/null; then
   apt-get update -qq && apt-get install -y -qq wrk
