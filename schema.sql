@@ -12,21 +12,33 @@ CREATE TABLE IF NOT EXISTS posts (
   secret_hash TEXT    NOT NULL,                             -- SHA-256 hex of the post secret
   ip_hash     TEXT    NOT NULL,                             -- salted SHA-256 of the client IP
   created_at  INTEGER NOT NULL,                             -- Unix ms
-  -- The normalized duplicate key (rules::note_key). NULL only on a row
-  -- older than the key whose key an older row already holds (migrations/0002).
-  note_key    TEXT
+  -- The normalized duplicate key (rules::note_key) as rows older than its
+  -- digest kept it; NULL on every newer row and after the upgrade
+  -- (see migrations/): a key can be 18 times its note.
+  note_key    TEXT,
+  -- SHA-256 hex of the normalized duplicate key: what the duplicate rule
+  -- compares. NULL only on an old row whose key an older row holds.
+  note_key_hash TEXT,
+  -- Salted SHA-256 of the client's site (its IPv6 /48); NULL for IPv4.
+  site_hash   TEXT
 );
 
--- The duplicate rule, on the normalized key; also what a concurrent
--- duplicate runs into.
-CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key);
--- Exact copies, also of rows that have no key yet (a D1 database between
--- its migration and `needhave d1-keys`).
-CREATE UNIQUE INDEX IF NOT EXISTS posts_note ON posts (note);
+-- The duplicate rule, on the normalized key's digest; also what a
+-- concurrent duplicate runs into.
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key_hash ON posts (note_key_hash);
+-- The same rule on what old rows without a digest hold: their full key,
+-- and their note (a D1 database between its migration and
+-- `needhave d1-keys`). Partial, so that a new row costs neither index
+-- anything: a note over about 1 KB in a full index spills into an
+-- overflow page of its own, 4 KB a post.
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key) WHERE note_key IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS posts_note_unkeyed ON posts (note) WHERE note_key_hash IS NULL;
 -- The public list, newest first.
 CREATE INDEX IF NOT EXISTS posts_newest ON posts (created_at);
 -- The per-IP create limit.
 CREATE INDEX IF NOT EXISTS posts_ip ON posts (ip_hash, created_at);
+-- The per-site create limit (IPv6 clients only).
+CREATE INDEX IF NOT EXISTS posts_site ON posts (site_hash, created_at) WHERE site_hash IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS messages (
   id              TEXT    PRIMARY KEY,                      -- 16 random bytes, hex
@@ -39,6 +51,7 @@ CREATE TABLE IF NOT EXISTS messages (
   thread_key_hash TEXT,                                     -- accept, later
   ip_hash         TEXT    NOT NULL,
   created_at      INTEGER NOT NULL,
+  site_hash       TEXT,                                     -- first, later: the client's IPv6 /48, salted
   CHECK (role <> 'first'  OR (text IS NOT NULL AND secret_hash IS NOT NULL
                               AND thread_key IS NULL AND thread_key_hash IS NULL AND parent_id IS NULL)),
   CHECK (role <> 'accept' OR (parent_id IS NOT NULL AND thread_key IS NOT NULL AND thread_key_hash IS NOT NULL
@@ -63,3 +76,6 @@ CREATE INDEX IF NOT EXISTS messages_post ON messages (post_id, role, created_at)
 CREATE INDEX IF NOT EXISTS messages_ip ON messages (ip_hash, created_at) WHERE role = 'first';
 -- The per-IP thread-message limit (migrations/0003).
 CREATE INDEX IF NOT EXISTS messages_later_ip ON messages (ip_hash, created_at) WHERE role = 'later';
+-- The per-site first-reply and thread-message limits (IPv6 clients only).
+CREATE INDEX IF NOT EXISTS messages_site ON messages (site_hash, created_at) WHERE role = 'first' AND site_hash IS NOT NULL;
+CREATE INDEX IF NOT EXISTS messages_later_site ON messages (site_hash, created_at) WHERE role = 'later' AND site_hash IS NOT NULL;

@@ -7,6 +7,9 @@
 //!     needhave-bench group-sweep [--needhave BIN] [--work DIR] [--rounds 3] [--secs 2]
 //!                            [--conns 1,8,64] [--caps 1,4,16,64,256,1024] [--waits 0,100,500,2000]
 //!                            where a group commit should close (bench/group-sweep.sh)
+//!     needhave-bench before-after --baseline BIN [--needhave BIN] [--work DIR] [--rounds 3] [--secs 5]
+//!                            the durable create + first reply flow and GET /posts,
+//!                            this build against another, alternating (bench/before-after.sh)
 //!     needhave-bench hello   --body-file F     the read baseline server
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         "all" => rt.block_on(all(&args)),
         "faults" => rt.block_on(faults(&args)),
         "group-sweep" => rt.block_on(sweep::sweep(&args)),
+        "before-after" => rt.block_on(before_after(&args)),
         "hello" => {
             let body = std::fs::read(args.get("body-file").unwrap_or("")).unwrap_or_default();
             let addr: SocketAddr = args
@@ -123,6 +127,80 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+// ---------------------------------------------------------------- before-after
+
+/// This build (`--needhave`) against another (`--baseline`) on the two
+/// paths every write and read takes: the durable create + first reply
+/// flow (64 connections, a fresh database each run) and `GET /posts` of
+/// 100 posts (wrk, 64 connections). The two alternate, the first of each
+/// round switching, so that a noisy neighbour costs both alike.
+async fn before_after(args: &Args) -> Result<(), String> {
+    let new = args.needhave();
+    let old = args
+        .get("baseline")
+        .ok_or("--baseline BIN: the build to compare against")?
+        .to_string();
+    let work = args.work();
+    let rounds = args.num("rounds", 3);
+    let secs = args.num("secs", 5);
+    let read_db = fresh_db(&work, "before-after-read.db");
+    seed::seed(&read_db, 100)?;
+    let (mut writes, mut reads) = ([0.0f64; 2], [0.0f64; 2]);
+    let mut errors = 0;
+    for r in 0..rounds {
+        let order: [usize; 2] = if r % 2 == 0 { [0, 1] } else { [1, 0] };
+        for &which in &order {
+            let bin = if which == 0 { &old } else { &new };
+            let db = fresh_db(&work, &format!("before-after-write-{r}-{which}.db"));
+            let server = Server::needhave(bin, &db)?;
+            let report = load::run(load::Options {
+                server: server.addr,
+                mode: Mode::Writes,
+                conns: 64,
+                duration: Duration::from_secs(secs),
+                ip_base: (r as u32 * 2 + which as u32) * 200_000,
+                stop: Arc::new(AtomicBool::new(false)),
+            })
+            .await;
+            errors +=
+                report.server_errors + report.transport_errors + report.unexpected.len() as u64;
+            writes[which] += report.rate();
+            server.stop();
+            let server = Server::needhave(bin, &read_db)?;
+            let w = procs::wrk(&format!("http://{}/posts", server.addr), 64, secs)?;
+            errors += w.non_2xx + w.socket_errors;
+            reads[which] += w.rps;
+            server.stop();
+            eprintln!(
+                "round {r}, {}: writes {:.0} req/s, GET /posts {:.0} req/s",
+                if which == 0 { "before" } else { "after" },
+                report.rate(),
+                w.rps
+            );
+        }
+    }
+    let n = rounds as f64;
+    println!("| path | before (req/s) | after (req/s) | after / before |");
+    println!("|---|---|---|---|");
+    println!(
+        "| durable create + first reply, 64 connections | {:.0} | {:.0} | {:.2}× |",
+        writes[0] / n,
+        writes[1] / n,
+        writes[1] / writes[0]
+    );
+    println!(
+        "| GET /posts, 100 posts, wrk -c64 | {:.0} | {:.0} | {:.2}× |",
+        reads[0] / n,
+        reads[1] / n,
+        reads[1] / reads[0]
+    );
+    println!("({rounds} rounds of {secs} s each, alternating; errors: {errors})");
+    if errors > 0 {
+        return Err(format!("{errors} errors during the runs"));
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------- faults

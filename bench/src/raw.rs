@@ -31,7 +31,7 @@ pub fn run(path: &str, duration: Duration, synchronous: &str) -> Result<f64, Str
     let mut ip = String::new();
     let result = (|| -> rusqlite::Result<()> {
         let mut post = c.prepare(
-            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut first = c.prepare(
             "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at) \
@@ -52,7 +52,7 @@ pub fn run(path: &str, duration: Duration, synchronous: &str) -> Result<f64, Str
                 sha256_hex(&random_hex(32)),
                 ip,
                 now,
-                needhave::rules::note_key(&note)
+                needhave::store::migrate::note_key_hash(&note)
             ])?;
             c.execute_batch("COMMIT")?;
             c.execute_batch("BEGIN IMMEDIATE")?;

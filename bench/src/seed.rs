@@ -51,7 +51,7 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
         c.execute_batch("BEGIN")?;
         {
             let mut post = c.prepare(
-                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
             let mut msg = c.prepare(
                 "INSERT INTO messages (id, post_id, role, parent_id, text, secret_hash, thread_key, thread_key_hash, ip_hash, created_at) \
@@ -63,7 +63,7 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                 let ip = h(&format!("seed-ip-{}", i / 10));
                 let kind = if i % 2 == 0 { "need" } else { "have" };
                 let note = format!("seeded {kind} number {i}: a short public note of ordinary length");
-                let key = needhave::rules::note_key(&note);
+                let key = needhave::store::migrate::note_key_hash(&note);
                 post.execute(params![pid, kind, note, sha256_hex(&post_secret(i)), ip, t, key])?;
                 if i % 2 == 0 {
                     let fid = first_id(i);

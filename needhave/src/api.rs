@@ -12,9 +12,12 @@ use crate::config::Config;
 use crate::error::{ApiError, Code};
 use crate::http::{Request, Response};
 use crate::platform::{self, BoxFuture};
-use crate::secrets;
+use crate::client;
 pub use crate::store::Consistency;
 use crate::store::Store;
+
+/// A client's salted hash and its site's, if it has one (see `client`).
+type ClientHashes = (String, Option<String>);
 
 /// One request's context: the store, the clock, and who is asking.
 #[derive(Clone)]
@@ -28,10 +31,11 @@ pub struct Ctx {
     pub api: &'static Api,
     /// Held for this request only; nothing but its salted hash goes further.
     client_ip: String,
-    /// `None` once a write was refused for want of a salt or an IP.
-    /// Shared by the contexts the dispatcher derives from this one (an MCP
-    /// plan's steps): worked out, or refused and logged, once a request.
-    ip_hash: Arc<OnceLock<Option<String>>>,
+    /// The client's hash and its site's (see `client`); `None` once a
+    /// write was refused for want of a salt or an IP. Shared by the
+    /// contexts the dispatcher derives from this one (an MCP plan's steps):
+    /// worked out, or refused and logged, once a request.
+    ip_hash: Arc<OnceLock<Option<ClientHashes>>>,
 }
 
 impl Ctx {
@@ -77,6 +81,13 @@ impl Ctx {
     /// retry, which a 503 would invite) and one log line that names what is
     /// missing. Reads never ask, so they still work.
     pub fn ip_hash(&self) -> Result<&str, ApiError> {
+        self.client_hashes().map(|(ip, _)| ip)
+    }
+
+    /// [`Ctx::ip_hash`] and the salted hash of the client's site (its IPv6
+    /// /48; `None` for an IPv4 client), which writes keep for the per-site
+    /// limits.
+    pub fn client_hashes(&self) -> Result<(&str, Option<&str>), ApiError> {
         let hash = self.ip_hash.get_or_init(|| {
             // Whole lines rather than `format!`: one less formatting site.
             let refused = if self.config.ip_salt.is_empty() {
@@ -84,12 +95,16 @@ impl Ctx {
             } else if self.client_ip.is_empty() {
                 "write refused: the request has no client IP (the Worker's CF-Connecting-IP header)"
             } else {
-                return Some(secrets::ip_hash(&self.config.ip_salt, &self.client_ip));
+                let (salt, ip) = (&self.config.ip_salt, &self.client_ip);
+                return Some((client::ip_hash(salt, ip), client::site_hash(salt, ip)));
             };
             platform::log_error(refused);
             None
         });
-        hash.as_deref().ok_or(ApiError(Code::Internal))
+        match hash {
+            Some((ip, site)) => Ok((ip, site.as_deref())),
+            None => Err(Code::Internal.into()),
+        }
     }
 }
 

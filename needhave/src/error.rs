@@ -91,14 +91,28 @@ impl Code {
     }
 }
 
-/// What a handler returns when it does not succeed. Only the code reaches
-/// the client; a store failure's detail goes to the operator's log.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ApiError(pub Code);
+/// What a handler returns when it does not succeed. Only the code (and,
+/// for a refusal that ends, when to come back) reaches the client; a store
+/// failure's detail goes to the operator's log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApiError(pub Code, Option<u32>);
 
 impl From<Code> for ApiError {
     fn from(code: Code) -> Self {
-        ApiError(code)
+        ApiError(code, None)
+    }
+}
+
+impl ApiError {
+    /// A refusal the same request passes after `seconds` (at least 1):
+    /// the answer carries `Retry-After`.
+    pub fn retry_after(code: Code, seconds: u32) -> Self {
+        ApiError(code, Some(seconds.max(1)))
+    }
+
+    /// The whole seconds of this refusal's `Retry-After`, if it has one.
+    pub fn retry_after_secs(&self) -> Option<u32> {
+        self.1
     }
 }
 
@@ -107,7 +121,7 @@ impl From<crate::store::StoreError> for ApiError {
         let mut line = String::from("store: ");
         line.push_str(&e.0);
         crate::platform::log_error(&line);
-        ApiError(if e.is_unavailable() {
+        ApiError::from(if e.is_unavailable() {
             Code::Unavailable
         } else {
             Code::Internal

@@ -82,7 +82,25 @@ impl Response {
     }
 
     pub fn from_error(e: &ApiError) -> Self {
-        Response::error(e.0)
+        let resp = Response::error(e.0);
+        match e.retry_after_secs() {
+            Some(seconds) => resp.with_retry_after(seconds),
+            None => resp,
+        }
+    }
+
+    /// This answer with `Retry-After: seconds` (whole seconds, at least 1):
+    /// when the same request would be admitted. Every 429 carries it, and
+    /// any refusal that ends may (a 503 of a busy server).
+    pub fn with_retry_after(self, seconds: u32) -> Self {
+        let mut digits = String::new();
+        let mut n = seconds.max(1);
+        // Digit by digit, as `client` prints its keys: no formatting site.
+        while n > 0 {
+            digits.insert(0, char::from(b'0' + (n % 10) as u8));
+            n /= 10;
+        }
+        self.with_header("retry-after", &digits)
     }
 
     pub fn method_not_allowed(allow: &str) -> Self {
@@ -110,7 +128,7 @@ impl Response {
     fn from_answer(route: &Route, status: u16, result: Result<&dyn ToJson, &ApiError>) -> Self {
         match result {
             Ok(v) => Response::new(status, JSON, v.to_json()),
-            Err(e) => Response::declared_error(route, ApiError(e.0)),
+            Err(e) => Response::declared_error(route, *e),
         }
     }
 
@@ -230,7 +248,7 @@ impl BodyField for Option<String> {
 /// visitor machinery per body type. The list never shows such a message: a
 /// body that does not fit is `bad_request`.
 pub fn json_body<T: FromBody>(req: &Request) -> Result<T, ApiError> {
-    T::from_body(&body_object(req)?).ok_or(ApiError(Code::BadRequest))
+    T::from_body(&body_object(req)?).ok_or(ApiError::from(Code::BadRequest))
 }
 
 /// The body as a JSON object: the part of `json_body` that does not depend
@@ -238,7 +256,7 @@ pub fn json_body<T: FromBody>(req: &Request) -> Result<T, ApiError> {
 pub fn body_object(req: &Request) -> Result<Fields, ApiError> {
     match serde_json::from_slice(&req.body) {
         Ok(Value::Object(fields)) => Ok(fields),
-        _ => Err(ApiError(Code::BadRequest)),
+        _ => Err(ApiError::from(Code::BadRequest)),
     }
 }
 
@@ -370,7 +388,7 @@ mod tests {
             r.body = bad.to_vec();
             assert_eq!(
                 json_body::<B>(&r).unwrap_err(),
-                ApiError(Code::BadRequest),
+                ApiError::from(Code::BadRequest),
                 "{}",
                 String::from_utf8_lossy(bad)
             );

@@ -12,6 +12,7 @@
 //! platform. `tests/layers.rs` fails on an import circle.
 
 pub mod api;
+pub mod client;
 pub mod conditional;
 pub mod config;
 pub mod error;

@@ -28,6 +28,19 @@ pub const REPLIES_PER_HOUR: i64 = 20;
 /// Successful later (thread) messages per IP in the last hour: a thread is
 /// private, so nothing else stops one client filling the disk through it.
 pub const THREAD_MESSAGES_PER_HOUR: i64 = 100;
+/// Waiting first messages one client may have on one post: its share of
+/// the post's [`WAITING_CAP`], so that a few clients cannot close a post.
+pub const WAITING_PER_CLIENT: i64 = 3;
+/// What a waiting-cap refusal says to come back after: a slot frees only
+/// when the post's author accepts a reply, which the list cannot foresee;
+/// an hour is the window of the other limits.
+pub const WAITING_RETRY_SECS: u32 = 3600;
+/// How many clients' worth a site (an IPv6 /48, see `client`) may write:
+/// each per-client rate times this, counted beside the client's own.
+pub const SITE_FACTOR: i64 = 10;
+pub const SITE_CREATES_PER_HOUR: i64 = CREATES_PER_HOUR * SITE_FACTOR;
+pub const SITE_REPLIES_PER_HOUR: i64 = REPLIES_PER_HOUR * SITE_FACTOR;
+pub const SITE_THREAD_MESSAGES_PER_HOUR: i64 = THREAD_MESSAGES_PER_HOUR * SITE_FACTOR;
 /// The window of the per-IP limits: the last 60 minutes, in milliseconds.
 pub const HOUR_MS: i64 = 60 * 60 * 1000;
 /// Posts in the public list.

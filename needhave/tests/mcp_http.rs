@@ -1340,14 +1340,15 @@ async fn too_many_waiting_is_an_is_error_result() {
 async fn reply_rate_limit_is_an_is_error_result_and_shared_with_http() {
     let c = Client::new();
     let mut posts = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..8 {
         posts.push(create_post("need").await);
     }
-    // 10 replies over HTTP, 10 over MCP, from one IP: then the limit.
+    // 10 replies over HTTP, 10 over MCP, from one IP (at most 3 a post,
+    // its share of a post's waiting): then the limit.
     for i in 0..10 {
         let r = c
             .post(
-                &format!("/posts/{}/messages", posts[0].id),
+                &format!("/posts/{}/messages", posts[i / 3].id),
                 json!({"text": format!("h{i}")}),
             )
             .await;
@@ -1357,7 +1358,7 @@ async fn reply_rate_limit_is_an_is_error_result_and_shared_with_http() {
         tool_ok(
             &c.tool(
                 "write_first_reply",
-                json!({"post_id": posts[1].id, "text": format!("m{i}")}),
+                json!({"post_id": posts[4 + i / 3].id, "text": format!("m{i}")}),
             )
             .await,
         );
@@ -1365,13 +1366,13 @@ async fn reply_rate_limit_is_an_is_error_result_and_shared_with_http() {
     tool_err(
         &c.tool(
             "write_first_reply",
-            json!({"post_id": posts[1].id, "text": "21st"}),
+            json!({"post_id": posts[7].id, "text": "21st"}),
         )
         .await,
         "rate_limited",
     );
     c.post(
-        &format!("/posts/{}/messages", posts[0].id),
+        &format!("/posts/{}/messages", posts[3].id),
         json!({"text": "22nd"}),
     )
     .await

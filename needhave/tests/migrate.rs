@@ -10,8 +10,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::*;
-use needhave::rules::note_key;
-use needhave::store::migrate;
+use needhave::store::migrate::{self, note_key_hash};
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
@@ -74,9 +73,18 @@ fn write_old_rows(conn: &Connection) {
     .unwrap();
 }
 
-/// (id, note, key) of every post, by rowid.
+/// (id, note, key digest) of every post, by rowid; asserts that no full
+/// key is left.
 fn posts(conn: &Connection) -> Vec<(String, String, Option<String>)> {
-    conn.prepare("SELECT id, note, note_key FROM posts ORDER BY rowid")
+    let full: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM posts WHERE note_key IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(full, 0, "no full key is left after the upgrade");
+    conn.prepare("SELECT id, note, note_key_hash FROM posts ORDER BY rowid")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .unwrap()
@@ -95,7 +103,7 @@ fn check_keys(conn: &Connection) {
             (id.as_str(), note.as_str()),
             (format!("{i:032x}").as_str(), OLD_NOTES[i])
         );
-        let want = note_key(note);
+        let want = note_key_hash(note);
         if held.insert(want.clone()) {
             assert_eq!(key.as_deref(), Some(want.as_str()), "{note:?}");
         } else {
@@ -270,10 +278,11 @@ fn the_migrations_make_schema_sql() {
         .unwrap();
     let migrated = Connection::open_in_memory().unwrap();
     let files = migrations();
+    let last: i64 = files.last().unwrap().0[..4].parse().unwrap();
     assert_eq!(
-        files.len() as i64,
+        last,
         migrate::VERSION,
-        "VERSION counts the migrations"
+        "VERSION is the last migration's number"
     );
     for (name, sql) in &files {
         migrated
@@ -298,7 +307,7 @@ fn d1_keys_fills_old_rows_like_the_native_upgrade() {
     }
     let wrangler_json = |conn: &Connection| {
         let rows: Vec<Value> = conn
-            .prepare("SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid")
+            .prepare(migrate::D1_KEYS_QUERY)
             .unwrap()
             .query_map([], |r| {
                 Ok(json!({"id": r.get::<_, String>(0)?, "note": r.get::<_, String>(1)?}))
@@ -344,4 +353,86 @@ fn d1_keys(input: &str) -> String {
     let sql = String::from_utf8(out.stdout).unwrap();
     assert_eq!(sql, migrate::d1_key_updates(input).unwrap());
     sql
+}
+
+/// A database of the previous release: the first release's rows, then the
+/// migrations before the key's digest, with every old note's full key as
+/// that release stored it (the oldest copy holds it), at its version.
+fn previous_release(conn: &Connection) {
+    conn.execute_batch(&first_release_schema()).unwrap();
+    write_old_rows(conn);
+    for (name, sql) in migrations() {
+        if name.as_str() > "0001" && name.as_str() < "0005" {
+            conn.execute_batch(&sql).unwrap();
+        }
+    }
+    let notes: Vec<(i64, String)> = conn
+        .prepare("SELECT rowid, note FROM posts ORDER BY rowid")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (rowid, note) in notes {
+        conn.execute(
+            "UPDATE posts SET note_key = ?1 WHERE rowid = ?2 \
+             AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?1)",
+            rusqlite::params![needhave::rules::note_key(&note), rowid],
+        )
+        .unwrap();
+    }
+    conn.pragma_update(None, "user_version", 3).unwrap();
+}
+
+#[test]
+fn a_previous_release_file_keeps_digests_not_keys() {
+    let conn = Connection::open_in_memory().unwrap();
+    previous_release(&conn);
+    let held: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM posts WHERE note_key IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(held, 5, "the previous release kept full keys");
+    let done = migrate::apply(&conn).unwrap().unwrap();
+    assert_eq!((done.from, done.keyed, done.shared), (3, 5, 2));
+    check_keys(&conn);
+    let sites: i64 = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM posts WHERE site_hash IS NOT NULL) + \
+             (SELECT count(*) FROM messages WHERE site_hash IS NOT NULL)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(sites, 0, "old rows have no site");
+    assert_eq!(migrate::apply(&conn).unwrap(), None);
+}
+
+/// D1's path from the previous release: `migrations apply` adds the
+/// digest, `needhave d1-keys` fills it and drops the full keys.
+#[test]
+fn d1_keys_turns_full_keys_into_digests() {
+    let conn = Connection::open_in_memory().unwrap();
+    previous_release(&conn);
+    for (name, sql) in migrations() {
+        if name.as_str() >= "0005" {
+            conn.execute_batch(&sql).unwrap();
+        }
+    }
+    let rows: Vec<Value> = conn
+        .prepare(migrate::D1_KEYS_QUERY)
+        .unwrap()
+        .query_map([], |r| {
+            Ok(json!({"id": r.get::<_, String>(0)?, "note": r.get::<_, String>(1)?}))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), OLD_NOTES.len());
+    conn.execute_batch(&d1_keys(&json!([{"results": rows}]).to_string()))
+        .unwrap();
+    check_keys(&conn);
 }

@@ -5,7 +5,7 @@ use needhave_macros::ToJson;
 
 use crate::error::{ApiError, Code};
 use crate::store::{prepare, StoreExt};
-use crate::Ctx;
+use crate::api::Ctx;
 
 #[derive(ToJson)]
 #[cfg_attr(
@@ -29,7 +29,7 @@ pub async fn check(ctx: &Ctx) -> Result<Health, ApiError> {
         Err(e) => {
             // Logged as any store failure is; the answer is 503 either way.
             let _ = ApiError::from(e);
-            Err(ApiError(Code::Unavailable))
+            Err(Code::Unavailable.into())
         }
     }
 }

@@ -3,7 +3,8 @@
 
 use needhave_macros::{FromBody, ToJson};
 
-use super::{checks, flag, wrote};
+use super::flag;
+use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::error::{ApiError, Code};
 use crate::http::Id;
@@ -106,7 +107,8 @@ pub struct ThreadKey {
 }
 
 /// How many first messages on post `?1` wait: not yet answered by an
-/// accept row. A macro so that both statements share the literal.
+/// accept row. A macro so that both of the first reply's waiting guards
+/// share the literal.
 macro_rules! waiting {
     () => {
         "SELECT count(*) FROM messages f WHERE f.post_id = ?1 AND f.role = 'first' \
@@ -114,66 +116,60 @@ macro_rules! waiting {
     };
 }
 
+/// A first reply: the post exists, its waiting cap and the client's share
+/// of it hold, then the client's and its site's hourly rates, in the
+/// contract's order. Guard parameters: ?1 post id, ?2 ip hash, ?3 site
+/// hash, ?4 window start, ?5 the cap, ?6 the share, ?7 and ?8 the rates;
+/// then the values.
+static FIRST: Guarded = guarded! {
+    insert "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, site_hash, created_at) \
+            SELECT ?9, ?1, 'first', ?10, ?11, ?2, ?3, ?12";
+    "post" => NotFound if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1)");
+    "waiting" => TooMany if holds(concat!("(", waiting!(), ") < ?5")), wait rules::WAITING_RETRY_SECS;
+    // `+f.ip_hash`: walk the post's first replies (as the cap does), never
+    // every first reply the client ever wrote.
+    "share" => TooMany if holds(concat!("(", waiting!(), " AND +f.ip_hash = ?2) < ?6")),
+        wait rules::WAITING_RETRY_SECS;
+    "recent" => RateLimited if rate("?7", "messages", "ip_hash = ?2 AND role = 'first' AND created_at > ?4");
+    "site" => RateLimited if rate("?8", "messages", "site_hash = ?3 AND role = 'first' AND created_at > ?4");
+    returning "id"
+};
+
 pub async fn first(ctx: &Ctx, id: Id, body: FirstReply) -> Result<FirstCreated, ApiError> {
     let text = rules::text(&body.text)?;
-    let ip = ctx.ip_hash()?;
+    let (ip, site) = ctx.client_hashes()?;
     let message_id = new_id();
     let secret = new_secret();
-    let since = ctx.now_ms - rules::HOUR_MS;
-    let results = ctx
-        .store
-        .batch(vec![
-            prepare(concat!(
-                "SELECT EXISTS (SELECT 1 FROM posts WHERE id = ?1) AS post, (",
-                waiting!(),
-                ") AS waiting, (SELECT count(*) FROM messages \
-                 WHERE ip_hash = ?2 AND role = 'first' AND created_at > ?3) AS recent",
-            ))
-            .bind(id.as_str())
-            .bind(ip)
-            .bind(since),
-            prepare(concat!(
-                "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at) \
-                 SELECT ?4, ?1, 'first', ?5, ?6, ?2, ?7 \
-                 WHERE EXISTS (SELECT 1 FROM posts WHERE id = ?1) AND (",
-                waiting!(),
-                ") < ?8 AND (SELECT count(*) FROM messages \
-                 WHERE ip_hash = ?2 AND role = 'first' AND created_at > ?3) < ?9 \
-                 RETURNING id",
-            ))
-            .bind(id.as_str())
-            .bind(ip)
-            .bind(since)
-            .bind(&message_id)
-            .bind(text)
-            .bind(sha256_hex(&secret))
-            .bind(ctx.now_ms)
-            .bind(rules::WAITING_CAP)
-            .bind(rules::REPLIES_PER_HOUR),
-        ])
-        .await?;
-    if wrote(&results).is_some() {
-        return Ok(FirstCreated {
-            id: message_id,
-            post_id: id.as_str().to_string(),
-            hidden: true,
-            secret,
-        });
-    }
-    Err(match checks(&results) {
-        Some(row) if !flag(row, "post") => Code::NotFound,
-        Some(row) if row.int("waiting").unwrap_or(0) >= rules::WAITING_CAP => Code::TooMany,
-        Some(row) if row.int("recent").unwrap_or(0) >= rules::REPLIES_PER_HOUR => Code::RateLimited,
-        _ => Code::Internal,
-    }
-    .into())
+    let guards = vec![
+        id.as_str().into(),
+        ip.into(),
+        site.into(),
+        (ctx.now_ms - rules::HOUR_MS).into(),
+        rules::WAITING_CAP.into(),
+        rules::WAITING_PER_CLIENT.into(),
+        rules::REPLIES_PER_HOUR.into(),
+        rules::SITE_REPLIES_PER_HOUR.into(),
+    ];
+    let values = vec![
+        message_id.as_str().into(),
+        text.into(),
+        sha256_hex(&secret).into(),
+        ctx.now_ms.into(),
+    ];
+    FIRST.run(ctx, guards, values).await?;
+    Ok(FirstCreated {
+        id: message_id,
+        post_id: id.as_str().to_string(),
+        hidden: true,
+        secret,
+    })
 }
 
 pub async fn hidden(ctx: &Ctx, id: Id) -> Result<NoMessages, ApiError> {
     ctx.store
         .first(prepare("SELECT 1 AS found FROM posts WHERE id = ?1").bind(id.as_str()))
         .await?
-        .ok_or(ApiError(Code::NotFound))?;
+        .ok_or(ApiError::from(Code::NotFound))?;
     Ok(NoMessages { messages: vec![] })
 }
 
@@ -191,7 +187,7 @@ pub async fn waiting(ctx: &Ctx, id: Id, body: PostSecret) -> Result<Waiting, Api
             .bind(sha256_hex(&body.secret)),
         )
         .await?;
-    let first = rows.first().ok_or(ApiError(Code::NotFound))?;
+    let first = rows.first().ok_or(ApiError::from(Code::NotFound))?;
     if !flag(first, "ok") {
         return Err(Code::BadSecret.into());
     }
@@ -199,49 +195,34 @@ pub async fn waiting(ctx: &Ctx, id: Id, body: PostSecret) -> Result<Waiting, Api
     Ok(Waiting { messages })
 }
 
+/// An acceptance: the post exists, the secret is its author's, the message
+/// is a first reply on it, and nobody accepted that reply yet. Guard
+/// parameters: ?1 post id, ?2 secret hash, ?3 message id; then the values.
+static ACCEPT: Guarded = guarded! {
+    insert "INSERT INTO messages (id, post_id, role, parent_id, thread_key, thread_key_hash, ip_hash, created_at) \
+            SELECT ?4, ?1, 'accept', ?3, ?5, ?6, ?7, ?8";
+    "post" => NotFound if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1)");
+    "secret" => BadSecret if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1 AND secret_hash = ?2)");
+    "found" => NotFound if holds("EXISTS (SELECT 1 FROM messages WHERE id = ?3 AND post_id = ?1 AND role = 'first')");
+    "free" => AlreadyAccepted if holds("NOT EXISTS (SELECT 1 FROM messages WHERE parent_id = ?3 AND role = 'accept')");
+    returning "id"
+};
+
 pub async fn accept(ctx: &Ctx, id: Id, body: Accept) -> Result<ThreadKey, ApiError> {
     let ip = ctx.ip_hash()?;
     let thread_key = new_secret();
-    let secret_hash = sha256_hex(&body.secret);
-    let results = ctx
-        .store
-        .batch(vec![
-            prepare(
-                "SELECT p.secret_hash = ?2 AS ok, \
-                 EXISTS (SELECT 1 FROM messages WHERE id = ?3 AND post_id = ?1 AND role = 'first') AS found, \
-                 EXISTS (SELECT 1 FROM messages WHERE parent_id = ?3 AND role = 'accept') AS taken \
-                 FROM posts p WHERE p.id = ?1",
-            )
-            .bind(id.as_str())
-            .bind(&secret_hash)
-            .bind(&body.message_id),
-            prepare(
-                "INSERT INTO messages (id, post_id, role, parent_id, thread_key, thread_key_hash, ip_hash, created_at) \
-                 SELECT ?4, ?1, 'accept', ?3, ?5, ?6, ?7, ?8 \
-                 WHERE EXISTS (SELECT 1 FROM posts WHERE id = ?1 AND secret_hash = ?2) \
-                 AND EXISTS (SELECT 1 FROM messages WHERE id = ?3 AND post_id = ?1 AND role = 'first') \
-                 AND NOT EXISTS (SELECT 1 FROM messages WHERE parent_id = ?3 AND role = 'accept') \
-                 RETURNING id",
-            )
-            .bind(id.as_str())
-            .bind(&secret_hash)
-            .bind(&body.message_id)
-            .bind(new_id())
-            .bind(&thread_key)
-            .bind(sha256_hex(&thread_key))
-            .bind(ip)
-            .bind(ctx.now_ms),
-        ])
-        .await?;
-    if wrote(&results).is_some() {
-        return Ok(ThreadKey { thread_key });
-    }
-    Err(match checks(&results) {
-        None => Code::NotFound,
-        Some(row) if !flag(row, "ok") => Code::BadSecret,
-        Some(row) if !flag(row, "found") => Code::NotFound,
-        Some(row) if flag(row, "taken") => Code::AlreadyAccepted,
-        Some(_) => Code::Internal,
-    }
-    .into())
+    let guards = vec![
+        id.as_str().into(),
+        sha256_hex(&body.secret).into(),
+        body.message_id.as_str().into(),
+    ];
+    let values = vec![
+        new_id().into(),
+        thread_key.as_str().into(),
+        sha256_hex(&thread_key).into(),
+        ip.into(),
+        ctx.now_ms.into(),
+    ];
+    ACCEPT.run(ctx, guards, values).await?;
+    Ok(ThreadKey { thread_key })
 }

@@ -5,7 +5,8 @@
 //! Each handler makes exactly one store round trip, and each limit is a
 //! condition of the `INSERT … SELECT … WHERE` that writes, so concurrent
 //! requests cannot both pass a check. A read in the same batch, run first,
-//! only serves to name the error when the insert wrote nothing.
+//! only serves to name the error when the insert wrote nothing; both are
+//! made from one list of guards per write (`guard`).
 
 // LIMITs are written into the SQL, not bound: the bundled SQLite is built
 // with STAT4, which re-prepares a statement on every run when a bound value
@@ -16,6 +17,7 @@ const _: () = assert!(crate::rules::LIST_SIZE == 100);
 const _: () = assert!(crate::rules::THREAD_SIZE == 100);
 const _: () = assert!(crate::rules::WAITING_CAP == 20);
 
+mod guard;
 pub mod health;
 pub mod messages;
 pub mod posts;
@@ -26,18 +28,6 @@ use crate::store::{Row, RowExt};
 /// A SQL boolean (`0`/`1`) column of a row.
 fn flag(row: &Row, col: &str) -> bool {
     row.int(col).unwrap_or(0) != 0
-}
-
-/// The first row the write of a check-then-write batch returned (its
-/// `RETURNING`), or `None` when a condition held it back.
-fn wrote(results: &[Vec<Row>]) -> Option<&Row> {
-    results.get(1).and_then(|rows| rows.first())
-}
-
-/// The row of the batch's checks, which names the error when nothing was
-/// written.
-fn checks(results: &[Vec<Row>]) -> Option<&Row> {
-    results.first().and_then(|rows| rows.first())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use needhave_macros::{FromBody, ToJson};
 
-use super::{checks, flag, wrote};
+use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
 use crate::error::{ApiError, Code};
@@ -96,64 +96,58 @@ pub struct PostList {
     pub posts: Vec<PostView>,
 }
 
+/// A create: no copy of the note (by its key's digest, by the exact note,
+/// and by the full key an older row may still keep, see migrations/),
+/// then the client's and its site's hourly rates, in the contract's order.
+/// Guard parameters: ?1 key digest, ?2 note, ?3 key, ?4 ip hash, ?5 site
+/// hash, ?6 window start, ?7 and ?8 the rates; then the values.
+static CREATE: Guarded = guarded! {
+    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at) \
+            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12";
+    "dup" => DuplicateNote if holds("NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1) \
+        AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash IS NULL AND note = ?2) \
+        AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?3)");
+    "recent" => RateLimited if rate("?7", "posts", "ip_hash = ?4 AND created_at > ?6");
+    "site" => RateLimited if rate("?8", "posts", "site_hash = ?5 AND created_at > ?6");
+    returning "id"
+};
+
 pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError> {
     let kind = body
         .kind
         .as_deref()
         .and_then(Kind::parse)
-        .ok_or(ApiError(Code::BadKind))?;
+        .ok_or(ApiError::from(Code::BadKind))?;
     let rules::Note { text: note, key } = rules::note(&body.note)?;
-    let ip = ctx.ip_hash()?;
+    let (ip, site) = ctx.client_hashes()?;
     let id = new_id();
     let secret = new_secret();
-    let since = ctx.now_ms - rules::HOUR_MS;
-    // A copy is a row with the same key, or with the same note where an old
-    // row has no key yet (see migrations/0002): both unique indexes hold.
-    let results = ctx
-        .store
-        .batch(vec![
-            prepare(
-                "SELECT (EXISTS (SELECT 1 FROM posts WHERE note_key = ?1) \
-                 OR EXISTS (SELECT 1 FROM posts WHERE note = ?4)) AS dup, \
-                 (SELECT count(*) FROM posts WHERE ip_hash = ?2 AND created_at > ?3) AS recent",
-            )
-            .bind(&key)
-            .bind(ip)
-            .bind(since)
-            .bind(note),
-            prepare(
-                "INSERT INTO posts (id, kind, note, note_key, secret_hash, ip_hash, created_at) \
-                 SELECT ?1, ?2, ?3, ?9, ?4, ?5, ?6 \
-                 WHERE NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?9) \
-                 AND NOT EXISTS (SELECT 1 FROM posts WHERE note = ?3) \
-                 AND (SELECT count(*) FROM posts WHERE ip_hash = ?5 AND created_at > ?7) < ?8 \
-                 RETURNING id",
-            )
-            .bind(&id)
-            .bind(kind.as_str())
-            .bind(note)
-            .bind(sha256_hex(&secret))
-            .bind(ip)
-            .bind(ctx.now_ms)
-            .bind(since)
-            .bind(rules::CREATES_PER_HOUR)
-            .bind(&key),
-        ])
-        .await?;
-    if wrote(&results).is_some() {
-        return Ok(PostCreated {
-            id,
-            kind,
-            note: note.to_string(),
-            secret,
-        });
-    }
-    Err(match checks(&results) {
-        Some(row) if flag(row, "dup") => Code::DuplicateNote,
-        Some(row) if row.int("recent").unwrap_or(0) >= rules::CREATES_PER_HOUR => Code::RateLimited,
-        _ => Code::Internal,
-    }
-    .into())
+    // The key's digest is what is kept: a key can be many times its note
+    // (NFKC expands some characters 18-fold), its digest never is.
+    let key_hash = sha256_hex(&key);
+    let guards = vec![
+        key_hash.into(),
+        note.into(),
+        key.into(),
+        ip.into(),
+        site.into(),
+        (ctx.now_ms - rules::HOUR_MS).into(),
+        rules::CREATES_PER_HOUR.into(),
+        rules::SITE_CREATES_PER_HOUR.into(),
+    ];
+    let values = vec![
+        id.as_str().into(),
+        kind.as_str().into(),
+        sha256_hex(&secret).into(),
+        ctx.now_ms.into(),
+    ];
+    CREATE.run(ctx, guards, values).await?;
+    Ok(PostCreated {
+        id,
+        kind,
+        note: note.to_string(),
+        secret,
+    })
 }
 
 /// A post row as its public view; `None` if the row is not one.
@@ -251,7 +245,7 @@ async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>
     }
     let views: Vec<PostView> = rows.iter().filter_map(view).collect();
     let posts: Arc<str> = String::from_utf8(views.to_json())
-        .map_err(|_| ApiError(Code::Internal))?
+        .map_err(|_| ApiError::from(Code::Internal))?
         .into();
     if let Some(m) = memo {
         m.put(LIST, top, writes, posts.clone());

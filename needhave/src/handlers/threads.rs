@@ -3,7 +3,8 @@
 
 use needhave_macros::{FromBody, ToJson};
 
-use super::{checks, flag, wrote};
+use super::flag;
+use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::error::{ApiError, Code};
 use crate::handlers::messages::MessageView;
@@ -82,7 +83,7 @@ pub async fn callback(ctx: &Ctx, id: Id, body: ReplySecret) -> Result<Callback, 
             .bind(sha256_hex(&body.secret)),
         )
         .await?
-        .ok_or(ApiError(Code::NotFound))?;
+        .ok_or(ApiError::from(Code::NotFound))?;
     if !flag(&row, "ok") {
         return Err(Code::BadSecret.into());
     }
@@ -114,66 +115,41 @@ pub async fn read(ctx: &Ctx, body: ThreadKeyBody) -> Result<Thread, ApiError> {
     let post_id = rows
         .first()
         .and_then(|r| r.str("post_id"))
-        .ok_or(ApiError(Code::NotFound))?
+        .ok_or(ApiError::from(Code::NotFound))?
         .to_string();
     let messages = MessageView::rows(&rows);
     Ok(Thread { post_id, messages })
 }
 
-/// How many later messages the client's IP (`?2`) wrote since `?3`. A
-/// macro so that both statements share the literal.
-macro_rules! recent_later {
-    () => {
-        "(SELECT count(*) FROM messages WHERE ip_hash = ?2 AND role = 'later' AND created_at > ?3)"
-    };
-}
+/// A later message: the thread exists, then the client's and its site's
+/// hourly rates. Guard parameters: ?1 thread key hash, ?2 ip hash, ?3 site
+/// hash, ?4 window start, ?5 and ?6 the rates; then the values.
+static WRITE: Guarded = guarded! {
+    insert "INSERT INTO messages (id, post_id, role, text, thread_key_hash, ip_hash, site_hash, created_at) \
+            SELECT ?7, (SELECT post_id FROM messages WHERE role = 'accept' AND thread_key_hash = ?1), \
+            'later', ?8, ?1, ?2, ?3, ?9";
+    "thread" => NotFound if holds("EXISTS (SELECT 1 FROM messages WHERE role = 'accept' AND thread_key_hash = ?1)");
+    "recent" => RateLimited if rate("?5", "messages", "ip_hash = ?2 AND role = 'later' AND created_at > ?4");
+    "site" => RateLimited if rate("?6", "messages", "site_hash = ?3 AND role = 'later' AND created_at > ?4");
+    returning "post_id"
+};
 
 pub async fn write(ctx: &Ctx, body: ThreadMessage) -> Result<LaterCreated, ApiError> {
     let text = rules::text(&body.text)?;
-    let ip = ctx.ip_hash()?;
+    let (ip, site) = ctx.client_hashes()?;
     let id = new_id();
-    let key_hash = sha256_hex(&body.thread_key);
-    let since = ctx.now_ms - rules::HOUR_MS;
-    let results = ctx
-        .store
-        .batch(vec![
-            prepare(concat!(
-                "SELECT EXISTS (SELECT 1 FROM messages WHERE role = 'accept' AND thread_key_hash = ?1) \
-                 AS thread, ",
-                recent_later!(),
-                " AS recent",
-            ))
-            .bind(&key_hash)
-            .bind(ip)
-            .bind(since),
-            prepare(concat!(
-                "INSERT INTO messages (id, post_id, role, text, thread_key_hash, ip_hash, created_at) \
-                 SELECT ?4, post_id, 'later', ?5, ?1, ?2, ?6 FROM messages \
-                 WHERE role = 'accept' AND thread_key_hash = ?1 AND ",
-                recent_later!(),
-                " < ?7 RETURNING post_id",
-            ))
-            .bind(&key_hash)
-            .bind(ip)
-            .bind(since)
-            .bind(&id)
-            .bind(text)
-            .bind(ctx.now_ms)
-            .bind(rules::THREAD_MESSAGES_PER_HOUR),
-        ])
-        .await?;
-    if let Some(row) = wrote(&results) {
-        return Ok(LaterCreated {
-            id,
-            post_id: row.str("post_id").unwrap_or_default().to_string(),
-        });
-    }
-    Err(match checks(&results) {
-        Some(row) if !flag(row, "thread") => Code::NotFound,
-        Some(row) if row.int("recent").unwrap_or(0) >= rules::THREAD_MESSAGES_PER_HOUR => {
-            Code::RateLimited
-        }
-        _ => Code::Internal,
-    }
-    .into())
+    let guards = vec![
+        sha256_hex(&body.thread_key).into(),
+        ip.into(),
+        site.into(),
+        (ctx.now_ms - rules::HOUR_MS).into(),
+        rules::THREAD_MESSAGES_PER_HOUR.into(),
+        rules::SITE_THREAD_MESSAGES_PER_HOUR.into(),
+    ];
+    let values = vec![id.as_str().into(), text.into(), ctx.now_ms.into()];
+    let row = WRITE.run(ctx, guards, values).await?;
+    Ok(LaterCreated {
+        id,
+        post_id: row.str("post_id").unwrap_or_default().to_string(),
+    })
 }

@@ -10,12 +10,13 @@
 //! with `wrangler d1 migrations apply` (`migrations/`), so the two cannot
 //! drift; what SQL cannot do (NFKC, for the duplicate key) is done in Rust.
 //!
-//! Old rows keep everything they had. Rows written before the normalized key
-//! get it computed here; when two old notes share a key (the old rule only
-//! refused exact copies), the oldest row gets it and the later ones keep
-//! NULL, which the unique index allows: deleting or rewriting a row would
-//! break insert-only, and failing the upgrade would lock the operator out of
-//! their own list. The key stays held, so no new copy of either gets in.
+//! Old rows keep everything they show. Rows written before the key's digest
+//! get it computed here (and lose the full key some of them kept, which
+//! can be 18 times their note); when two old notes share a key (an older
+//! rule only refused exact copies), the oldest row gets it and the later
+//! ones keep NULL, which the unique index allows: deleting a row would
+//! break insert-only, and failing the upgrade would lock the operator out
+//! of their own list. The key stays held, so no new copy of either gets in.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -26,16 +27,18 @@ use crate::rules::note_key;
 /// `migrations/` (a first-release file says 0, though it holds 0001).
 /// Steps without Rust work (an index: 0003) are schema.sql's, applied on
 /// every open.
-pub const VERSION: i64 = 3;
+pub const VERSION: i64 = 5;
 
 /// migrations/0002: the `note_key` column and its unique index.
 const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
+/// The site hashes, and the key's digest with its unique index.
+const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Upgrade {
     pub from: i64,
-    /// Old posts that got their key.
+    /// Old posts that got their key's digest.
     pub keyed: usize,
     /// Old posts whose key an older post already holds: left NULL.
     pub shared: usize,
@@ -81,6 +84,9 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     if has_table(conn, "posts")? && !has_column(conn, "posts", "note_key")? {
         conn.execute_batch(NOTE_KEY)?;
     }
+    if has_table(conn, "posts")? && !has_column(conn, "posts", "note_key_hash")? {
+        conn.execute_batch(SITES)?;
+    }
     conn.execute_batch(SCHEMA)?;
     let (keyed, shared) = fill_keys(conn)?;
     done.keyed = keyed;
@@ -109,33 +115,49 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
     .map(|r| r.is_some())
 }
 
-/// Gives every post without a key its key, oldest first; a key already held
-/// stays with its holder. Returns (keyed, left NULL).
+/// The digest the duplicate rule compares: SHA-256 hex of the note's
+/// normalized key.
+pub fn note_key_hash(note: &str) -> String {
+    crate::secrets::sha256_hex(&note_key(note))
+}
+
+/// Gives every post without a digest its key's digest, oldest first (a
+/// digest already held stays with its holder), then drops the full keys
+/// old rows kept. Returns (keyed, left NULL).
 fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
     let old: Vec<(i64, String)> = conn
-        .prepare("SELECT rowid, note FROM posts WHERE note_key IS NULL ORDER BY rowid")?
+        .prepare("SELECT rowid, note FROM posts WHERE note_key_hash IS NULL ORDER BY rowid")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let mut set = conn.prepare(
-        "UPDATE posts SET note_key = ?1 WHERE rowid = ?2 \
-         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?1)",
+        "UPDATE posts SET note_key_hash = ?1 WHERE rowid = ?2 \
+         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1)",
     )?;
     let mut keyed = 0;
     for (rowid, note) in &old {
-        keyed += set.execute(params![note_key(note), rowid])?;
+        keyed += set.execute(params![note_key_hash(note), rowid])?;
     }
+    conn.execute(
+        "UPDATE posts SET note_key = NULL WHERE note_key IS NOT NULL",
+        [],
+    )?;
     Ok((keyed, old.len() - keyed))
 }
 
-/// For D1, where SQL cannot compute the key: reads what
-/// `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE
-/// note_key IS NULL ORDER BY rowid"` prints and returns the UPDATE
-/// statements that give those rows their keys, for
+/// The query whose `wrangler d1 execute DB --json --command` output
+/// [`d1_key_updates`] reads: the posts without a digest, oldest first.
+pub const D1_KEYS_QUERY: &str =
+    "SELECT id, note FROM posts WHERE note_key_hash IS NULL ORDER BY rowid";
+
+/// For D1, where SQL cannot compute the key or its digest: reads what
+/// `wrangler d1 execute DB --json --command` prints for [`D1_KEYS_QUERY`]
+/// and returns the UPDATE statements that give those rows their key's
+/// digest and drop the full key they may keep, for
 /// `wrangler d1 execute DB --file`. Each statement guards itself as
-/// [`fill_keys`] does (the oldest row keeps a shared key; a row keyed since is
-/// left alone), so the file may be run again, or while the Worker serves.
-/// Keys are written as hex blobs cast to text: no quoting to get wrong,
-/// whatever an old note holds.
+/// [`fill_keys`] does (the oldest row keeps a shared key; a row keyed since
+/// is left alone), so the file may be run again, or while the Worker
+/// serves. A digest is hex and an id is checked hex: no quoting to get
+/// wrong, whatever an old note holds.
 pub fn d1_key_updates(wrangler_json: &str) -> Result<String, String> {
     let value: serde_json::Value =
         serde_json::from_str(wrangler_json).map_err(|e| format!("not JSON: {e}"))?;
@@ -153,7 +175,7 @@ pub fn d1_key_updates(wrangler_json: &str) -> Result<String, String> {
         _ => return Err("expected wrangler's --json output (an array)".into()),
     };
     let mut sql = String::from(
-        "-- Generated by `needhave d1-keys`: the normalized keys of posts older than migrations/0002.\n",
+        "-- Generated by `needhave d1-keys`: the key digests of posts older than the digest.\n",
     );
     for row in rows {
         let id = row["id"].as_str().ok_or("a row without a text id")?;
@@ -161,10 +183,11 @@ pub fn d1_key_updates(wrangler_json: &str) -> Result<String, String> {
         if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("not a post id: {id:?}"));
         }
-        let key = crate::secrets::to_hex(note_key(note).as_bytes());
+        let digest = note_key_hash(note);
         sql.push_str(&format!(
-            "UPDATE posts SET note_key = CAST(X'{key}' AS TEXT) WHERE id = '{id}' AND note_key IS NULL \
-             AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = CAST(X'{key}' AS TEXT));\n"
+            "UPDATE posts SET note_key_hash = CASE WHEN NOT EXISTS \
+             (SELECT 1 FROM posts WHERE note_key_hash = '{digest}') THEN '{digest}' END, \
+             note_key = NULL WHERE id = '{id}' AND note_key_hash IS NULL;\n"
         ));
     }
     Ok(sql)

@@ -52,6 +52,11 @@ impl From<&String> for Value {
         Value::Text(s.clone())
     }
 }
+impl From<Option<&str>> for Value {
+    fn from(s: Option<&str>) -> Self {
+        s.map_or(Value::Null, Value::from)
+    }
+}
 impl From<i64> for Value {
     fn from(n: i64) -> Self {
         Value::Int(n)

@@ -296,14 +296,54 @@ pub async fn send_to(
     body: Option<Vec<u8>>,
     headers: &[(&str, &str)],
 ) -> Resp {
-    let resp = send_once(server, ip, method, path, body.clone(), headers).await;
+    send_claimed(server, ip, &ip.to_string(), method, path, body, headers).await
+}
+
+/// The list the tests may tell any client address (IPv6 ones included,
+/// which a test cannot bind): the list under test when it is remote (the
+/// Worker reads `CF-Connecting-IP`), else a `needhave serve` of this
+/// binary's that believes `CF-Connecting-IP`, as an operator behind
+/// Cloudflare would run it.
+pub fn claimed_server() -> &'static Server {
+    static SERVER: OnceLock<Server> = OnceLock::new();
+    if server().is_remote() {
+        return server();
+    }
+    SERVER.get_or_init(|| Server::spawn(&["--client-ip-header", "CF-Connecting-IP"]))
+}
+
+/// A request from a fresh 127.x.y.z socket that says its client address
+/// is `claimed` (`CF-Connecting-IP`): for [`claimed_server`].
+pub async fn send_as(claimed: &str, method: &str, path: &str, body: Option<Vec<u8>>) -> Resp {
+    send_claimed(
+        claimed_server(),
+        fresh_ip(),
+        claimed,
+        method,
+        path,
+        body,
+        &[],
+    )
+    .await
+}
+
+async fn send_claimed(
+    server: &Server,
+    ip: Ipv4Addr,
+    claimed: &str,
+    method: &str,
+    path: &str,
+    body: Option<Vec<u8>>,
+    headers: &[(&str, &str)],
+) -> Resp {
+    let resp = send_once(server, ip, claimed, method, path, body.clone(), headers).await;
     // Sent again, once, as wrangler does for a GET: the first never ran. (Had
     // it run, the second would meet the first's row, a duplicate note or a
     // spent limit, and the test would fail: a retry cannot hide a broken
     // rule.) Only against a remote list, never `needhave serve`.
     if server.is_remote() && resp.status == 503 && resp.body.starts_with(WRANGLER_DROPPED) {
         eprintln!("{method} {path}: dropped by wrangler's proxy (workers-sdk#14641), sent again");
-        return send_once(server, ip, method, path, body, headers).await;
+        return send_once(server, ip, claimed, method, path, body, headers).await;
     }
     resp
 }
@@ -311,6 +351,7 @@ pub async fn send_to(
 async fn send_once(
     server: &Server,
     ip: Ipv4Addr,
+    claimed: &str,
     method: &str,
     path: &str,
     body: Option<Vec<u8>>,
@@ -331,7 +372,7 @@ async fn send_once(
         .method(method)
         .uri(path)
         .header("host", &server.host)
-        .header("cf-connecting-ip", ip.to_string());
+        .header("cf-connecting-ip", claimed);
     let has_body = body.is_some();
     if has_body
         && !headers

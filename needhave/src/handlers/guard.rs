@@ -1,0 +1,238 @@
+//! A write and its guards, each guard said once.
+//!
+//! A guarded write is one batch of two statements: a SELECT that gives each
+//! guard's verdict (and, for a rate, the oldest row it counts), then the
+//! `INSERT … SELECT … WHERE` every guard holds. Both are made at compile
+//! time from one list ([`guarded!`]), so the condition that names an error
+//! and the condition that stops the write cannot drift apart. The INSERT
+//! alone decides; the SELECT, run first in the same transaction, only names
+//! the first guard that failed, and says when a refusal ends (`Retry-After`).
+//!
+//! Parameters: the guards' come first (`?1` … `?k`) and both statements
+//! bind them; the values only the INSERT writes follow (`?k+1` …).
+
+use crate::error::{ApiError, Code};
+use crate::rules;
+use crate::store::{Row, RowExt, Statement, Value};
+use crate::api::Ctx;
+
+/// One guard of a write: the error it names when it fails, and when that
+/// refusal ends.
+pub struct Guard {
+    /// Its column in the checking SELECT.
+    pub name: &'static str,
+    pub code: Code,
+    pub wait: Wait,
+}
+
+/// When a refusal by a guard would admit the same request.
+pub enum Wait {
+    /// Not a refusal that ends by waiting (a duplicate, a missing post).
+    Never,
+    /// A rate over the last hour: when the oldest row it counts (this
+    /// column of the checking SELECT) leaves the window.
+    Window(&'static str),
+    /// Not known to the list (a slot that frees when someone else acts):
+    /// this many seconds, a polite interval to ask again.
+    Fixed(u32),
+}
+
+/// A write and its guards, made by [`guarded!`].
+pub struct Guarded {
+    pub check: &'static str,
+    pub insert: &'static str,
+    pub guards: &'static [Guard],
+}
+
+/// Makes a [`Guarded`] from one list of guards:
+///
+/// ```text
+/// guarded! {
+///     insert "INSERT INTO t (a, b) SELECT ?4, ?5";
+///     "post" => NotFound if holds("EXISTS (…)");
+///     "waiting" => TooMany if holds("(…) < ?2"), wait 3600;
+///     "recent" => RateLimited if rate("?3", "t", "ip_hash = ?1 AND created_at > ?2");
+///     returning "id"
+/// }
+/// ```
+///
+/// `holds(COND)` is a SQL condition; `rate(LIMIT, FROM, WHERE)` is "fewer
+/// than LIMIT rows of FROM match WHERE", whose refusal ends when the oldest
+/// of them leaves the hour.
+macro_rules! guarded {
+    (
+        insert $insert:literal;
+        $( $name:literal => $code:ident if $kind:ident ( $($args:tt)* ) $(, wait $secs:expr)? ; )+
+        returning $ret:literal
+    ) => {
+        $crate::handlers::guard::Guarded {
+            check: concat!(
+                "SELECT 1 AS guarded"
+                $(, ", (", $crate::handlers::guard::guarded!(@cond $kind $($args)*), ") AS ", $name,
+                    $crate::handlers::guard::guarded!(@oldest $name $kind $($args)*))+
+            ),
+            insert: concat!(
+                $insert, " WHERE 1"
+                $(, " AND (", $crate::handlers::guard::guarded!(@cond $kind $($args)*), ")")+,
+                " RETURNING ", $ret
+            ),
+            guards: &[$($crate::handlers::guard::Guard {
+                name: $name,
+                code: $crate::error::Code::$code,
+                wait: $crate::handlers::guard::guarded!(@wait $name $kind $($secs)?),
+            }),+],
+        }
+    };
+    (@cond holds $($cond:tt)+) => { concat!($($cond)+) };
+    (@cond rate $limit:literal, $from:literal, $where:literal) => {
+        concat!("(SELECT count(*) FROM ", $from, " WHERE ", $where, ") < ", $limit)
+    };
+    (@oldest $name:literal holds $($cond:tt)+) => { "" };
+    (@oldest $name:literal rate $limit:literal, $from:literal, $where:literal) => {
+        concat!(", (SELECT min(created_at) FROM ", $from, " WHERE ", $where, ") AS ", $name, "_oldest")
+    };
+    (@wait $name:literal holds) => { $crate::handlers::guard::Wait::Never };
+    (@wait $name:literal holds $secs:expr) => { $crate::handlers::guard::Wait::Fixed($secs) };
+    (@wait $name:literal rate) => {
+        $crate::handlers::guard::Wait::Window(concat!($name, "_oldest"))
+    };
+}
+pub(crate) use guarded;
+
+impl Guarded {
+    /// Runs the write in one round trip: the rows its INSERT returned (its
+    /// `RETURNING`), or the error of the first guard that failed.
+    pub async fn run(
+        &self,
+        ctx: &Ctx,
+        guard_params: Vec<Value>,
+        values: Vec<Value>,
+    ) -> Result<Row, ApiError> {
+        let mut params = guard_params.clone();
+        params.extend(values);
+        let check = Statement {
+            sql: self.check,
+            params: guard_params,
+        };
+        let insert = Statement {
+            sql: self.insert,
+            params,
+        };
+        let mut results = ctx.store.batch(vec![check, insert]).await?;
+        if let Some(row) = results.get_mut(1).and_then(|rows| rows.pop()) {
+            return Ok(row);
+        }
+        let checks = results.first().and_then(|rows| rows.first());
+        Err(checks.map_or(ApiError::from(Code::Internal), |row| {
+            self.refusal(row, ctx.now_ms)
+        }))
+    }
+
+    /// The error of the first guard that failed in `row`, with, for a 429,
+    /// when every failed guard of that status would let the request in.
+    fn refusal(&self, row: &Row, now_ms: i64) -> ApiError {
+        let failed = |g: &&Guard| row.int(g.name) == Some(0);
+        let Some(first) = self.guards.iter().find(failed) else {
+            return Code::Internal.into();
+        };
+        if first.code.status() != 429 {
+            return first.code.into();
+        }
+        let seconds = self
+            .guards
+            .iter()
+            .filter(failed)
+            .filter(|g| g.code.status() == 429)
+            .filter_map(|g| match g.wait {
+                Wait::Never => None,
+                Wait::Fixed(s) => Some(s),
+                Wait::Window(col) => row.int(col).map(|oldest| window_wait(oldest, now_ms)),
+            })
+            .max()
+            // Every 429 says when; a rate's count without its row cannot
+            // be, but the hour is then a safe answer.
+            .unwrap_or((rules::HOUR_MS / 1000) as u32);
+        ApiError::retry_after(first.code, seconds)
+    }
+}
+
+/// Whole seconds, at least 1, until a row written at `oldest` (ms) leaves
+/// the hour the rates count (`created_at > now - HOUR`).
+pub fn window_wait(oldest: i64, now_ms: i64) -> u32 {
+    let ms = (oldest + rules::HOUR_MS - now_ms).max(0);
+    u32::try_from((ms + 999) / 1000).unwrap_or(u32::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_round_up_to_whole_seconds() {
+        let hour = rules::HOUR_MS;
+        assert_eq!(window_wait(0, hour - 1), 1);
+        assert_eq!(window_wait(0, hour), 1);
+        assert_eq!(window_wait(0, hour - 1_000), 1);
+        assert_eq!(window_wait(0, hour - 1_001), 2);
+        assert_eq!(window_wait(0, 0), 3600);
+        assert_eq!(window_wait(5, 0), 3601);
+    }
+
+    static G: Guarded = guarded! {
+        insert "INSERT INTO t (a) SELECT ?3";
+        "one" => NotFound if holds("EXISTS (SELECT 1 FROM p WHERE id = ?1)");
+        "two" => TooMany if holds("(SELECT count(*) FROM t) < ?2"), wait 60;
+        "three" => RateLimited if rate("?2", "t", "ip = ?1 AND at > 0");
+        returning "a"
+    };
+
+    #[test]
+    fn both_statements_come_from_one_list() {
+        assert_eq!(
+            G.check,
+            "SELECT 1 AS guarded, (EXISTS (SELECT 1 FROM p WHERE id = ?1)) AS one, \
+             ((SELECT count(*) FROM t) < ?2) AS two, \
+             ((SELECT count(*) FROM t WHERE ip = ?1 AND at > 0) < ?2) AS three, \
+             (SELECT min(created_at) FROM t WHERE ip = ?1 AND at > 0) AS three_oldest"
+        );
+        assert_eq!(
+            G.insert,
+            "INSERT INTO t (a) SELECT ?3 WHERE 1 AND (EXISTS (SELECT 1 FROM p WHERE id = ?1)) \
+             AND ((SELECT count(*) FROM t) < ?2) \
+             AND ((SELECT count(*) FROM t WHERE ip = ?1 AND at > 0) < ?2) RETURNING a"
+        );
+    }
+
+    fn row(cols: serde_json::Value) -> Row {
+        cols.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn the_first_failed_guard_names_the_error() {
+        let now = 10 * rules::HOUR_MS;
+        let r = |v| G.refusal(&row(v), now);
+        let oldest = now - rules::HOUR_MS + 90_500;
+        assert_eq!(
+            r(serde_json::json!({"one": 0, "two": 0, "three": 0, "three_oldest": oldest})),
+            Code::NotFound.into()
+        );
+        // Both 429s failed: the later of their ends.
+        assert_eq!(
+            r(serde_json::json!({"one": 1, "two": 0, "three": 0, "three_oldest": oldest})),
+            ApiError::retry_after(Code::TooMany, 91)
+        );
+        assert_eq!(
+            r(serde_json::json!({"one": 1, "two": 1, "three": 0, "three_oldest": oldest})),
+            ApiError::retry_after(Code::RateLimited, 91)
+        );
+        assert_eq!(
+            r(serde_json::json!({"one": 1, "two": 0, "three": 1, "three_oldest": oldest})),
+            ApiError::retry_after(Code::TooMany, 60)
+        );
+        // Nothing failed, yet nothing was written: not a refusal.
+        assert_eq!(
+            r(serde_json::json!({"one": 1, "two": 1, "three": 1})),
+            Code::Internal.into()
+        );
+    }
+}
