@@ -8,11 +8,11 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::client;
 use crate::config::Config;
 use crate::error::{ApiError, Code};
 use crate::http::{Request, Response};
 use crate::platform::{self, BoxFuture};
-use crate::client;
 pub use crate::store::Consistency;
 use crate::store::Store;
 

@@ -253,7 +253,12 @@ impl List {
         let mut req = Request::new("POST", path);
         req.headers.push(("host".into(), "127.0.0.1:8787".into()));
         req.body = body.to_string().into_bytes();
-        let mut ctx = Ctx::new(&needhave::routes::API, self.store.clone(), self.config.clone(), ip);
+        let mut ctx = Ctx::new(
+            &needhave::routes::API,
+            self.store.clone(),
+            self.config.clone(),
+            ip,
+        );
         ctx.now_ms = now_ms;
         needhave::handle(&req, &ctx).await
     }

@@ -11,10 +11,10 @@
 //! Parameters: the guards' come first (`?1` … `?k`) and both statements
 //! bind them; the values only the INSERT writes follow (`?k+1` …).
 
+use crate::api::Ctx;
 use crate::error::{ApiError, Code};
 use crate::rules;
 use crate::store::{Row, RowExt, Statement, Value};
-use crate::api::Ctx;
 
 /// One guard of a write: the error it names when it fails, and when that
 /// refusal ends.

@@ -3,9 +3,9 @@
 
 use needhave_macros::ToJson;
 
+use crate::api::Ctx;
 use crate::error::{ApiError, Code};
 use crate::store::{prepare, StoreExt};
-use crate::api::Ctx;
 
 #[derive(ToJson)]
 #[cfg_attr(
