@@ -28,6 +28,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of `Serve` costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Serve the list (HTTP calls, the home page, OpenAPI and MCP at /mcp) on an SQLite file.
     Serve {
