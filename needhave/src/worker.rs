@@ -75,7 +75,12 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
             Err(_) => crate::refusal(&request, &config, Code::BadRequest),
         }
     };
-    log_request(&request, response.status, platform::now_ms() - started, trips.get());
+    log_request(
+        &request,
+        response.status,
+        platform::now_ms() - started,
+        trips.get(),
+    );
     // Headers the runtime will not take (none the list makes should be
     // one): still an answer in the contract's shape.
     to_js(&response)
