@@ -10,6 +10,8 @@
 //!     needhave-bench before-after --baseline BIN [--needhave BIN] [--work DIR] [--rounds 3] [--secs 5]
 //!                            the durable create + first reply flow and GET /posts,
 //!                            this build against another, alternating (bench/before-after.sh)
+//!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 3] [--secs 5]
+//!                            GET /posts and durable writes, --metrics-addr on against off
 //!     needhave-bench hello   --body-file F     the read baseline server
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!
@@ -105,6 +107,7 @@ fn main() -> ExitCode {
         "faults" => rt.block_on(faults(&args)),
         "group-sweep" => rt.block_on(sweep::sweep(&args)),
         "before-after" => rt.block_on(before_after(&args)),
+        "metrics-cost" => rt.block_on(metrics_cost(&args)),
         "hello" => {
             let body = std::fs::read(args.get("body-file").unwrap_or("")).unwrap_or_default();
             let addr: SocketAddr = args
@@ -200,6 +203,81 @@ async fn before_after(args: &Args) -> Result<(), String> {
     if errors > 0 {
         return Err(format!("{errors} errors during the runs"));
     }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- metrics
+
+/// What `--metrics-addr` costs: reads (wrk on `GET /posts`, 100 posts) and
+/// durable writes (64 connections of creates, each acknowledged after its
+/// fsync), the server with the metrics listener on and off, alternating in
+/// each round (which goes first alternates too) so that the machine's
+/// drift falls on both.
+async fn metrics_cost(args: &Args) -> Result<(), String> {
+    let bin = args.needhave();
+    let work = args.work();
+    let rounds = args.num("rounds", 3);
+    let secs = args.num("secs", 5);
+    let read_db = fresh_db(&work, "metrics-read.db");
+    seed::seed(&read_db, 100)?;
+    let mut reads = [Vec::new(), Vec::new()];
+    let mut writes = [Vec::new(), Vec::new()];
+    for r in 0..rounds {
+        let order = if r % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for on in order {
+            let extra: &[&str] = if on {
+                &["--metrics-addr", "127.0.0.1:0"]
+            } else {
+                &[]
+            };
+            let server = Server::needhave_with(&bin, &read_db, extra)?;
+            let w = procs::wrk(&format!("http://{}/posts", server.addr), 64, secs)?;
+            server.stop();
+            let write_db = fresh_db(&work, "metrics-write.db");
+            let server = Server::needhave_with(&bin, &write_db, extra)?;
+            let report = load::run(load::Options {
+                server: server.addr,
+                mode: Mode::Writes,
+                conns: 64,
+                duration: Duration::from_secs(secs),
+                ip_base: (r as u32 * 2 + u32::from(on)) * 200_000,
+                stop: Arc::new(AtomicBool::new(false)),
+            })
+            .await;
+            server.stop();
+            let i = usize::from(on);
+            reads[i].push(w.rps);
+            writes[i].push(report.acked_rate());
+            eprintln!(
+                "round {r}, metrics {}: GET /posts {:.0} req/s, writes {:.0}/s",
+                if on { "on" } else { "off" },
+                w.rps,
+                report.acked_rate()
+            );
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (r_off, r_on) = (median(&mut reads[0]), median(&mut reads[1]));
+    let (w_off, w_on) = (median(&mut writes[0]), median(&mut writes[1]));
+    println!(
+        "| load ({rounds} rounds of {secs} s, medians) | metrics off | metrics on | on / off |"
+    );
+    println!("|---|---|---|---|");
+    println!(
+        "| GET /posts, 100 posts, wrk -t2 -c64, req/s | {r_off:.0} | {r_on:.0} | {:.3} |",
+        r_on / r_off
+    );
+    println!(
+        "| durable creates, 64 connections, 201/s | {w_off:.0} | {w_on:.0} | {:.3} |",
+        w_on / w_off
+    );
     Ok(())
 }
 

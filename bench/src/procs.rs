@@ -90,6 +90,20 @@ impl Server {
         Server::start(program, &line)
     }
 
+    /// [`needhave`](Self::needhave) with more `serve` arguments.
+    pub fn needhave_with(bin: &str, db: &str, extra: &[&str]) -> Result<Server, String> {
+        let mut args = vec![
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--db",
+            db,
+            "--exit-with-stdin",
+        ];
+        args.extend_from_slice(extra);
+        Server::start(bin, &args)
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

@@ -59,6 +59,8 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         request.headers.push(("host".into(), authority.to_string()));
     }
 
+    let started = platform::now_ms();
+    let trips = std::rc::Rc::new(std::cell::Cell::new(0));
     // Before the body: its early refusals speak CORS like every answer.
     let config = config(&env);
     let declared = request
@@ -71,12 +73,18 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         match read_body(&req, rules::MAX_BODY).await {
             Ok(Some(body)) => {
                 request.body = body;
-                answer(&request, &env, config).await
+                answer(&request, &env, config, trips.clone()).await
             }
             Ok(None) => crate::refusal(&request, &config, Code::TooLarge),
             Err(_) => crate::refusal(&request, &config, Code::BadRequest),
         }
     };
+    log_request(
+        &request,
+        response.status,
+        platform::now_ms() - started,
+        trips.get(),
+    );
     // Headers the runtime will not take (none the list makes should be
     // one): still an answer in the contract's shape.
     to_js(&response)
@@ -159,7 +167,35 @@ fn d1(env: &JsValue) -> Option<JsValue> {
     (class == "D1Database" || class == "BetaDatabase").then_some(db)
 }
 
-async fn answer(request: &Request, env: &JsValue, config: Config) -> Response {
+/// One JSON line per request for Workers Logs (`[observability]` in
+/// wrangler.toml): the route pattern and its method (both from the table,
+/// never the path, a body or an address), the status, the milliseconds and
+/// the D1 round trips. Written by hand, without `format!` or serde: the
+/// Worker's size is what every cold start loads.
+fn log_request(request: &Request, status: u16, ms: i64, d1: u32) {
+    let (method, route) = crate::routes::API
+        .route(&request.method, &request.path)
+        .map_or(("-", "-"), |r| (r.method, r.path));
+    let mut line = String::from("{\"method\":\"");
+    line.push_str(method);
+    line.push_str("\",\"route\":\"");
+    line.push_str(route);
+    line.push_str("\",\"status\":");
+    line.push_str(&status.to_string());
+    line.push_str(",\"ms\":");
+    line.push_str(&ms.max(0).to_string());
+    line.push_str(",\"d1\":");
+    line.push_str(&d1.to_string());
+    line.push('}');
+    web_sys::console::log_1(&line.into());
+}
+
+async fn answer(
+    request: &Request,
+    env: &JsValue,
+    config: Config,
+    trips: std::rc::Rc<std::cell::Cell<u32>>,
+) -> Response {
     let Some(db) = d1(env) else {
         platform::log_error("no D1 binding DB");
         return crate::refusal(request, &config, Code::Internal);
@@ -171,7 +207,7 @@ async fn answer(request: &Request, env: &JsValue, config: Config) -> Response {
         .map(str::trim)
         .unwrap_or("")
         .to_string();
-    let store = Sessions::new(D1Store::new(db.unchecked_into()));
+    let store = Sessions::new(D1Store::new(db.unchecked_into(), trips));
     let ctx = Ctx::new(&routes::API, Arc::new(store), Arc::new(config), &ip);
     crate::handle(request, &ctx).await
 }

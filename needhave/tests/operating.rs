@@ -555,3 +555,201 @@ async fn a_stop_drains_the_requests_in_flight() {
     drop(restarted);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The samples of a Prometheus text scrape, by series (name and labels).
+fn samples(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+fn free_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// The counters move by exactly the requests sent between two scrapes; the
+/// metrics are on their own listener, never the public one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_exactly_what_was_sent() {
+    let dir = scratch("metrics");
+    let metrics_addr = free_port();
+    let mut cmd = serve_command("127.0.0.1:0", dir.join("m.db"));
+    cmd.args(["--metrics-addr", &metrics_addr]);
+    let (mut child, url) = start(&mut cmd);
+    let server = Server::at(&url);
+    let metrics = Server::at(&format!("http://{metrics_addr}"));
+    let scrape = || async {
+        let r = send_to(
+            &metrics,
+            std::net::Ipv4Addr::LOCALHOST,
+            "GET",
+            "/metrics",
+            None,
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, 200);
+        assert!(r
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4"));
+        samples(&r.text())
+    };
+    let before = scrape().await;
+    for _ in 0..3 {
+        assert_eq!(
+            send_to(&server, fresh_ip(), "GET", "/healthz", None, &[])
+                .await
+                .status,
+            200
+        );
+    }
+    for i in 0..2 {
+        let body = serde_json::json!({"kind": "need", "note": fresh_note(&format!("metrics {i}"))});
+        let r = send_to(
+            &server,
+            fresh_ip(),
+            "POST",
+            "/posts",
+            Some(body.to_string().into_bytes()),
+            &[],
+        )
+        .await;
+        assert_eq!(r.status, 201);
+    }
+    let zero = format!("/posts/{}", "0".repeat(32));
+    assert_eq!(
+        send_to(&server, fresh_ip(), "GET", &zero, None, &[])
+            .await
+            .status,
+        404
+    );
+    // Not on the public port.
+    assert_eq!(
+        send_to(&server, fresh_ip(), "GET", "/metrics", None, &[])
+            .await
+            .status,
+        404
+    );
+    let after = scrape().await;
+
+    let moved = |series: &str| {
+        after.get(series).copied().unwrap_or(0.0) - before.get(series).copied().unwrap_or(0.0)
+    };
+    let req = |m: &str, r: &str, s: u16| {
+        moved(&format!(
+            "needhave_http_requests_total{{method=\"{m}\",route=\"{r}\",status=\"{s}\"}}"
+        ))
+    };
+    assert_eq!(req("GET", "/healthz", 200), 3.0);
+    assert_eq!(req("POST", "/posts", 201), 2.0);
+    assert_eq!(req("GET", "/posts/:id", 404), 1.0);
+    assert_eq!(req("GET", "-", 404), 1.0);
+    assert_eq!(
+        moved("needhave_http_request_duration_seconds_count{method=\"POST\",route=\"/posts\"}"),
+        2.0
+    );
+    // Two writes, each its own batch: the groups hold exactly two.
+    assert_eq!(moved("needhave_group_commit_batches_sum"), 2.0);
+    assert!(moved("needhave_group_commit_fsync_seconds_count") >= 1.0);
+    assert!(after["needhave_database_bytes"] > 0.0);
+    assert!(after.contains_key("needhave_wal_bytes"));
+    assert_eq!(after["needhave_log_lines_dropped_total"], 0.0);
+    assert_eq!(
+        after[&format!(
+            "needhave_build_info{{version=\"{}\"}}",
+            env!("CARGO_PKG_VERSION")
+        )],
+        1.0
+    );
+    signal(&child, "TERM");
+    assert!(child.wait().unwrap().success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A 429 is counted under its code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_refusals_are_counted_by_code() {
+    let metrics_addr = free_port();
+    let mut cmd = serve_command("127.0.0.1:0", ":memory:");
+    cmd.args(["--metrics-addr", &metrics_addr]);
+    let (mut child, url) = start(&mut cmd);
+    let server = Server::at(&url);
+    let ip = fresh_ip();
+    let mut refused = 0;
+    for i in 0..12 {
+        let body = serde_json::json!({"kind": "have", "note": fresh_note(&format!("limit {i}"))});
+        let r = send_to(
+            &server,
+            ip,
+            "POST",
+            "/posts",
+            Some(body.to_string().into_bytes()),
+            &[],
+        )
+        .await;
+        if r.status == 429 {
+            refused += 1;
+        }
+    }
+    assert!(refused > 0);
+    let metrics = Server::at(&format!("http://{metrics_addr}"));
+    let text = send_to(
+        &metrics,
+        std::net::Ipv4Addr::LOCALHOST,
+        "GET",
+        "/metrics",
+        None,
+        &[],
+    )
+    .await
+    .text();
+    assert_eq!(
+        samples(&text)["needhave_limit_refusals_total{code=\"rate_limited\"}"],
+        refused as f64
+    );
+    signal(&child, "TERM");
+    child.wait().unwrap();
+}
+
+/// A store that fails every call.
+struct Broken;
+
+impl needhave::store::Store for Broken {
+    fn batch(
+        &self,
+        _: Vec<needhave::store::Statement>,
+    ) -> needhave::platform::BoxFuture<
+        '_,
+        needhave::store::StoreResult<Vec<Vec<needhave::store::Row>>>,
+    > {
+        Box::pin(async { Err(needhave::store::StoreError("disk I/O error".into())) })
+    }
+}
+
+/// `/healthz` on a store that does not answer: 503 `unavailable`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_is_503_when_the_store_fails() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = tokio::spawn(needhave::native::serve::serve(
+        listener,
+        std::sync::Arc::new(Broken),
+        needhave::Config::default(),
+        needhave::native::serve::Policy::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let server = Server::at(&url);
+    let r = send_to(&server, fresh_ip(), "GET", "/healthz", None, &[]).await;
+    r.expect_error(503, "unavailable");
+    let _ = stop.send(());
+    served.await.unwrap();
+}

@@ -28,6 +28,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of `Serve` costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Serve the list (HTTP calls, the home page, OpenAPI and MCP at /mcp) on an SQLite file.
     Serve {
@@ -59,6 +61,9 @@ enum Command {
         /// Seconds a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it closes what is left.
         #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
         drain_timeout: f64,
+        /// Serve Prometheus metrics at http://ADDR/metrics, a listener of its own (off by default; never the public address).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<SocketAddr>,
         /// Stop when stdin closes (for test harnesses).
         #[arg(long, hide = true)]
         exit_with_stdin: bool,
@@ -184,6 +189,7 @@ pub fn main() -> ExitCode {
             limits,
             group,
             drain_timeout,
+            metrics_addr,
             exit_with_stdin,
         } => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -202,7 +208,7 @@ pub fn main() -> ExitCode {
                         limits: limits.limits(),
                         group: group.policy(),
                         drain: std::time::Duration::from_secs_f64(drain_timeout),
-                        metrics_addr: None,
+                        metrics_addr,
                         exit_with_stdin,
                     }));
                 // The stdin watch (--exit-with-stdin) is a blocking read that

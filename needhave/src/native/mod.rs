@@ -5,5 +5,6 @@ pub mod cli;
 pub mod client_ip;
 pub mod conn;
 pub mod logs;
+pub mod metrics;
 pub mod serve;
 pub mod stdio;

@@ -140,6 +140,10 @@ pub async fn run(opts: Options) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", opts.addr))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let metrics = match opts.metrics_addr {
+        Some(addr) => Some(super::metrics::bind(addr).await?),
+        None => None,
+    };
     let store = SqliteStore::open_with(&opts.db, opts.group).map_err(|e| e.to_string())?;
     let ip_salt = match given_salt.map_or_else(|| kept_salt(&opts.db), Ok) {
         Ok(salt) => salt,
@@ -161,6 +165,12 @@ pub async fn run(opts: Options) -> Result<(), String> {
     // log (stderr) has it too.
     println!("needhave: serving http://{local} (database {})", opts.db);
     tracing::info!(addr = %local, db = %opts.db, "serving");
+    if let Some(metrics) = metrics {
+        let at = metrics.local_addr().map_err(|e| e.to_string())?;
+        super::metrics::install(&opts.db);
+        tokio::spawn(super::metrics::serve(metrics));
+        tracing::info!(addr = %at, "metrics at http://{at}/metrics");
+    }
     let exit_with_stdin = opts.exit_with_stdin;
     let stop = async move {
         if exit_with_stdin {
@@ -248,6 +258,10 @@ pub async fn serve(
                         // Closed at once (dropped): in the backlog it would
                         // stall the clients queued behind it.
                         tracing::debug!(?cap, "connection over the cap");
+                        super::metrics::refused(match cap {
+                            Refused::Total => "total",
+                            Refused::PerIp => "per_ip",
+                        });
                         if cap == Refused::Total {
                             tracing::warn!(max = limits.max_connections, "connection cap reached");
                         }
@@ -270,8 +284,10 @@ pub async fn serve(
                     .max_headers(MAX_HEADERS)
                     .serve_connection(TokioIo::new(io), service);
                 let conn = graceful.watch(conn);
+                super::metrics::connection(1);
                 tokio::spawn(async move {
                     let _ = conn.await;
+                    super::metrics::connection(-1);
                 });
             }
             _ = &mut shutdown => break,
@@ -374,10 +390,20 @@ async fn serve_one(
             }
         }
     };
-    if tracing::enabled!(tracing::Level::INFO) {
+    let metrics = super::metrics::on();
+    if metrics || tracing::enabled!(tracing::Level::INFO) {
         let route = crate::routes::API
             .route(parts.method.as_str(), parts.uri.path())
             .map_or("-", |r| r.path);
+        if metrics {
+            super::metrics::request(
+                parts.method.as_str(),
+                route,
+                response.status,
+                started.elapsed(),
+                &response.body,
+            );
+        }
         // Never the path itself (it may hold an id), a body, a secret or an
         // IP. A probe that succeeds every few seconds would drown the rest:
         // it is a debug line.

@@ -28,11 +28,14 @@ use crate::platform::BoxFuture;
 /// `worker::Result`s (see `worker.rs` for what those cost).
 pub struct D1Store {
     db: D1Sys,
+    /// Round trips made, for the request's log line (`worker.rs`).
+    trips: std::rc::Rc<std::cell::Cell<u32>>,
 }
 
 impl D1Store {
-    pub fn new(db: D1Sys) -> Self {
-        D1Store { db }
+    /// A store on `db` that counts its round trips in `trips`.
+    pub fn new(db: D1Sys, trips: std::rc::Rc<std::cell::Cell<u32>>) -> Self {
+        D1Store { db, trips }
     }
 }
 
@@ -89,6 +92,7 @@ fn statement_rows(result: Json) -> StoreResult<Vec<Row>> {
 
 impl D1Store {
     async fn run_batch(&self, start: &str, statements: &[Statement]) -> StoreResult<SessionAnswer> {
+        self.trips.set(self.trips.get() + 1);
         let session = self.db.with_session(Some(start)).map_err(js_error)?;
         let prepared = Array::new();
         for s in statements {

@@ -27,7 +27,7 @@ mod files;
 mod group;
 mod walclock;
 
-pub use group::{Policy as GroupPolicy, Stats as GroupStats};
+pub use group::{on_commit, Policy as GroupPolicy, Stats as GroupStats};
 
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};

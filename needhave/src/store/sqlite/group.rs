@@ -53,7 +53,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -101,6 +101,16 @@ pub struct Stats {
     pub largest: AtomicU64,
     pub running_us: AtomicU64,
     pub committing_us: AtomicU64,
+}
+
+/// Told each group's size and the time of its COMMIT (the fsync), when
+/// something asked ([`on_commit`]): the metrics listener, natively.
+static ON_COMMIT: OnceLock<fn(usize, Duration)> = OnceLock::new();
+
+/// Has `observe` told of every group commit from now on (the first caller
+/// wins; the process has one metrics registry).
+pub fn on_commit(observe: fn(usize, Duration)) {
+    let _ = ON_COMMIT.set(observe);
 }
 
 pub type Answer = StoreResult<Vec<Vec<Row>>>;
@@ -228,6 +238,11 @@ impl Writer {
         self.stats
             .committing_us
             .fetch_add(micros(committing), Ordering::Relaxed);
+        if began {
+            if let Some(observe) = ON_COMMIT.get() {
+                observe(group.len(), committing);
+            }
+        }
         tracing::debug!(
             target: "needhave::store",
             batches = group.len(),

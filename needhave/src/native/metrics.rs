@@ -1,0 +1,367 @@
+//! Prometheus metrics of `needhave serve`, on a listener of their own
+//! (`--metrics-addr`): the public port never answers `/metrics`, so the
+//! list's traffic figures are the operator's alone.
+//!
+//! `prometheus-client`, the Prometheus project's own Rust client: typed label
+//! sets, OpenMetrics text that `promtool check metrics` accepts, and no
+//! global registry or thread of its own. The metrics exist only once the
+//! listener is asked for ([`install`]); until then every `record` is one
+//! load of an empty `OnceLock`, so a server without `--metrics-addr` pays
+//! nothing measurable.
+//!
+//! Families (docs/operating.md says what each means):
+//! `needhave_http_requests_total{method,route,status}`,
+//! `needhave_http_request_duration_seconds{method,route}`,
+//! `needhave_connections_open`, `needhave_connections_refused_total{reason}`,
+//! `needhave_limit_refusals_total{code}`, `needhave_group_commit_batches`,
+//! `needhave_group_commit_fsync_seconds`, `needhave_log_lines_dropped_total`,
+//! `needhave_database_bytes`, `needhave_wal_bytes`, `needhave_build_info`.
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicI64;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry, Unit};
+use tokio::net::TcpListener;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: &'static str,
+    /// The table's pattern (`/posts/:id`), never the path: ids would make a
+    /// series per post. `-` for a path the table does not have.
+    route: &'static str,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: &'static str,
+    route: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CodeLabels {
+    code: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: &'static str,
+}
+
+fn latency_histogram() -> Histogram {
+    // 50 µs to about 3.3 s: a memoized list read to a write behind a slow
+    // fsync and a full group.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
+}
+
+struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    open: Gauge,
+    refused: Family<ReasonLabels, Counter>,
+    limits: Family<CodeLabels, Counter>,
+    group_size: Histogram,
+    fsync: Histogram,
+    dropped: Counter,
+    db_bytes: Gauge<i64, AtomicI64>,
+    wal_bytes: Gauge<i64, AtomicI64>,
+    /// The database file, for the sizes (`None` for `:memory:`).
+    db: Option<String>,
+}
+
+static METRICS: OnceLock<Metrics> = OnceLock::new();
+
+impl Metrics {
+    fn new(db: Option<String>) -> Metrics {
+        let mut registry = Registry::with_prefix("needhave");
+        let requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests answered, by method, route pattern and status",
+            requests.clone(),
+        );
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        registry.register_with_unit(
+            "http_request_duration",
+            "Time from a request's arrival whole to its answer, by method and route pattern",
+            Unit::Seconds,
+            latency.clone(),
+        );
+        let open = Gauge::default();
+        registry.register(
+            "connections_open",
+            "Client connections open now",
+            open.clone(),
+        );
+        let refused = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "connections_refused",
+            "Connections closed on arrival, by the cap they met (total, per_ip)",
+            refused.clone(),
+        );
+        let limits = Family::<CodeLabels, Counter>::default();
+        registry.register(
+            "limit_refusals",
+            "Answers that refused for a limit (413, 429, 503), by error code",
+            limits.clone(),
+        );
+        let group_size = Histogram::new(exponential_buckets(1.0, 2.0, 10));
+        registry.register(
+            "group_commit_batches",
+            "Write batches per group commit (one fsync each)",
+            group_size.clone(),
+        );
+        let fsync = Histogram::new(exponential_buckets(0.000_05, 2.0, 16));
+        registry.register_with_unit(
+            "group_commit_fsync",
+            "Time of each group's COMMIT, which is the WAL fsync",
+            Unit::Seconds,
+            fsync.clone(),
+        );
+        let dropped = Counter::default();
+        registry.register(
+            "log_lines_dropped",
+            "Log lines lost because the log sink was not being read",
+            dropped.clone(),
+        );
+        let db_bytes = Gauge::<i64, AtomicI64>::default();
+        registry.register_with_unit(
+            "database",
+            "Size of the database file",
+            Unit::Bytes,
+            db_bytes.clone(),
+        );
+        let wal_bytes = Gauge::<i64, AtomicI64>::default();
+        registry.register_with_unit(
+            "wal",
+            "Size of the database's write-ahead log (-wal)",
+            Unit::Bytes,
+            wal_bytes.clone(),
+        );
+        // A gauge at 1 rather than an OpenMetrics info: the Prometheus text
+        // format (and promtool) know no info type.
+        let build = Family::<BuildLabels, Gauge>::default();
+        build
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION"),
+            })
+            .set(1);
+        registry.register("build_info", "The running build: its version", build);
+        Metrics {
+            registry,
+            requests,
+            latency,
+            open,
+            refused,
+            limits,
+            group_size,
+            fsync,
+            dropped,
+            db_bytes,
+            wal_bytes,
+            db,
+        }
+    }
+
+    /// The OpenMetrics text of one scrape, the sizes and the log's drop
+    /// count read now.
+    fn scrape(&self) -> String {
+        let size = |path: String| std::fs::metadata(path).map_or(0, |m| m.len() as i64);
+        if let Some(db) = &self.db {
+            self.db_bytes.set(size(db.clone()));
+            self.wal_bytes.set(size(format!("{db}-wal")));
+        }
+        let dropped = super::logs::dropped() as u64;
+        let counted = self.dropped.get();
+        if dropped > counted {
+            self.dropped.inc_by(dropped - counted);
+        }
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+/// Turns the metrics on for this process, for the database at `db`
+/// (`:memory:`: no sizes). Group commits report from then on.
+pub fn install(db: &str) {
+    let file = (db != ":memory:").then(|| db.to_string());
+    if METRICS.set(Metrics::new(file)).is_ok() {
+        crate::store::sqlite::on_commit(|batches, committing| {
+            if let Some(m) = METRICS.get() {
+                m.group_size.observe(batches as f64);
+                m.fsync.observe(committing.as_secs_f64());
+            }
+        });
+    }
+}
+
+/// Whether [`install`] ran: the serving path skips the work of recording.
+pub fn on() -> bool {
+    METRICS.get().is_some()
+}
+
+/// One answered request. `error` is the answer's error code, for the
+/// limit refusals.
+pub fn request(method: &str, route: &'static str, status: u16, took: Duration, body: &[u8]) {
+    let Some(m) = METRICS.get() else { return };
+    let method = known_method(method);
+    m.requests
+        .get_or_create(&RequestLabels {
+            method,
+            route,
+            status,
+        })
+        .inc();
+    m.latency
+        .get_or_create(&RouteLabels { method, route })
+        .observe(took.as_secs_f64());
+    if matches!(status, 413 | 429 | 503) {
+        let code = serde_json::from_slice::<serde_json::Value>(body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(|c| c.as_str()).map(String::from))
+            .unwrap_or_else(|| "-".into());
+        m.limits.get_or_create(&CodeLabels { code }).inc();
+    }
+}
+
+/// A method as a label: the table's methods and OPTIONS, anything else one
+/// value, so a client cannot mint series.
+fn known_method(method: &str) -> &'static str {
+    match method {
+        "GET" => "GET",
+        "POST" => "POST",
+        "OPTIONS" => "OPTIONS",
+        "HEAD" => "HEAD",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        _ => "other",
+    }
+}
+
+/// A connection taken (`+1`) or ended (`-1`).
+pub fn connection(delta: i64) {
+    if let Some(m) = METRICS.get() {
+        m.open.inc_by(delta);
+    }
+}
+
+/// A connection closed on arrival at a cap.
+pub fn refused(reason: &'static str) {
+    if let Some(m) = METRICS.get() {
+        m.refused.get_or_create(&ReasonLabels { reason }).inc();
+    }
+}
+
+/// OpenMetrics text as the Prometheus text format (0.0.4), which the
+/// Prometheus server reads when it does not ask for OpenMetrics and which
+/// `promtool check metrics` lints: a counter's `HELP` and `TYPE` name its
+/// samples' `_total` name, and there are no `UNIT` or `EOF` lines.
+fn prometheus_text(openmetrics: &str) -> String {
+    let mut out = String::with_capacity(openmetrics.len());
+    let mut help: Option<&str> = None;
+    for line in openmetrics.lines() {
+        if line.starts_with("# HELP ") {
+            help = Some(line);
+            continue;
+        }
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, ""));
+            let total = if kind == "counter" { "_total" } else { "" };
+            if let Some(help) = help.take() {
+                let text = help["# HELP ".len() + name.len()..].trim_start();
+                out.push_str(&format!("# HELP {name}{total} {text}\n"));
+            }
+            out.push_str(&format!("# TYPE {name}{total} {kind}\n"));
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Serves `GET /metrics` on `listener` until the process ends: OpenMetrics
+/// to a scraper that asks for it (`Accept`), the Prometheus text format to
+/// anyone else; any other path is 404.
+pub async fn serve(listener: TcpListener) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let service = service_fn(|req: hyper::Request<hyper::body::Incoming>| async move {
+            let mut resp = hyper::Response::new(Full::new(Bytes::new()));
+            match (req.method(), req.uri().path(), METRICS.get()) {
+                (&hyper::Method::GET, "/metrics", Some(m)) => {
+                    let openmetrics =
+                        req.headers()
+                            .get_all(hyper::header::ACCEPT)
+                            .iter()
+                            .any(|v| {
+                                v.as_bytes()
+                                    .windows(19)
+                                    .any(|w| w == b"application/openmet")
+                            });
+                    let (text, media) = if openmetrics {
+                        (
+                            m.scrape(),
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )
+                    } else {
+                        (
+                            prometheus_text(&m.scrape()),
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )
+                    };
+                    *resp.body_mut() = Full::new(Bytes::from(text));
+                    resp.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static(media),
+                    );
+                }
+                _ => *resp.status_mut() = hyper::StatusCode::NOT_FOUND,
+            }
+            Ok::<_, std::convert::Infallible>(resp)
+        });
+        tokio::spawn(async move {
+            let _ = http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// Binds the metrics listener; refused at start like the public one.
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen for metrics on {addr}: {e}"))
+}
