@@ -21,19 +21,32 @@ fuzz_target!(|data: &[u8]| {
     };
     let trimmed = raw.trim();
     let chars = trimmed.chars().count();
-    let invisible = |c: char| c.is_whitespace() || rules::is_default_ignorable(c);
+    // Visible: something that is neither a blank nor a mark (a mark in a
+    // text of blanks and marks has no letter before it).
+    let visible = trimmed
+        .chars()
+        .any(|c| !rules::is_blank(c) && !rules::is_mark(c));
     let unreadable = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
-    let visible = !trimmed.chars().all(invisible);
+    // Hidden: a bidirectional control, or a tag character once the three
+    // tag flags are taken out.
+    let mut untagged = trimmed.to_string();
+    for flag in rules::TAG_FLAGS {
+        untagged = untagged.replace(flag, "");
+    }
+    let hidden = untagged.chars().any(|c| {
+        matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
+    });
+    let bad = hidden || trimmed.chars().any(unreadable);
     let rule = rules::text(raw);
     match rule {
         Ok(t) => {
             assert_eq!(t, trimmed);
             assert!((1..=500).contains(&chars));
-            assert!(visible && !t.chars().any(unreadable));
+            assert!(visible && !bad);
         }
         Err(Code::EmptyNote) => assert!(!visible),
         Err(Code::HugeNote) => assert!(visible && chars > 500),
-        Err(Code::BadNote) => assert!(visible && chars <= 500 && trimmed.chars().any(unreadable)),
+        Err(Code::BadNote) => assert!(visible && chars <= 500 && bad),
         Err(other) => panic!("text rule gave {other:?}"),
     }
     // A post's note: the text rule, then contact details; its key.
@@ -48,13 +61,22 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(n) = &note_rule {
         assert_eq!(n.key, key);
     }
-    // Trimmed, single spaces, nothing invisible; and an invisible character
-    // or different trimming never makes a new key.
+    // Trimmed, single spaces, nothing invisible; an invisible or format
+    // character or different trimming never makes a new key; a key is never
+    // many times its note (NFKC's long expansions stand for themselves).
     assert_eq!(key.trim(), key);
-    assert!(!key.contains("  ") && !key.chars().any(rules::is_default_ignorable));
+    assert!(!key.contains("  ") && !key.chars().any(rules::is_invisible));
+    assert!(key.chars().count() <= 6 * chars, "{trimmed:?}");
+    if note_rule.is_ok() {
+        assert!(!key.is_empty(), "{trimmed:?}");
+    }
     if let Some(first) = trimmed.chars().next() {
         let at = first.len_utf8();
-        let hidden = format!(" {}\u{200b}{}\u{feff} ", &trimmed[..at], &trimmed[at..]);
+        let hidden = format!(
+            " {}\u{200b}{}\u{feff}\u{fff9} ",
+            &trimmed[..at],
+            &trimmed[at..]
+        );
         assert_eq!(rules::note_key(&hidden), key, "{hidden:?}");
     }
 

@@ -4,15 +4,17 @@
 //! (see `handlers/`), inside the statement that writes, so that concurrent
 //! requests cannot slip past a read-then-write gap; this file only names them.
 //!
-//! Text rules, in the contract's order: visible-empty, huge, unreadable
-//! (control characters), and for a post's note only, contact details and
-//! its normalized key (the duplicate rule, checked in SQL).
+//! Text rules, in their order: nothing visible, huge, unreadable (control
+//! characters) or hidden (bidirectional overrides, tag characters), and for
+//! a post's note only, contact details and its normalized key (the duplicate
+//! rule, checked in SQL). `docs/filter.md` says what each one is and why.
 
 mod contact;
 mod ignorable;
 mod key;
 
-pub use ignorable::is_default_ignorable;
+pub use crate::platform::is_mark;
+pub use ignorable::is_invisible;
 pub use key::fold;
 
 use crate::error::Code;
@@ -51,30 +53,54 @@ pub const THREAD_SIZE: i64 = 100;
 pub const MAX_BODY: usize = 64 * 1024;
 
 /// Trims Unicode whitespace at both ends and checks what is left: nothing
-/// visible (only whitespace and default-ignorable characters) is
-/// `empty_note`, over 500 characters `huge_note`, a control character other
-/// than tab, newline and carriage return `bad_note`. The trimmed text is what
-/// is stored and returned. For notes and message texts alike.
+/// visible is `empty_note`, over 500 characters `huge_note`, a control
+/// character other than tab, newline and carriage return, or text hidden
+/// from the reader ([`is_hidden`]), `bad_note`. The trimmed text is what is
+/// stored and returned. For notes and message texts alike.
+///
+/// Nothing visible: only [`is_blank`] characters and marks, since a mark
+/// with no letter before it has nothing to draw on (in a text of blanks and
+/// marks, no mark has a letter before it).
 pub fn text(raw: &str) -> Result<&str, Code> {
     let t = raw.trim();
-    // One pass for the three rules (then judged in their order): one loop
-    // in the Worker rather than three iterator chains.
-    let (mut visible, mut chars, mut unreadable) = (false, 0, false);
-    for c in t.chars() {
-        visible |= !(c.is_whitespace() || is_default_ignorable(c));
+    // One pass for the rules (then judged in their order): one loop in the
+    // Worker rather than one iterator chain per rule.
+    let (mut visible, mut chars, mut bad) = (false, 0, false);
+    let mut rest = t;
+    while let Some(c) = rest.chars().next() {
+        let mut len = c.len_utf8();
+        if c == FLAG_BASE {
+            if let Some(flag) = TAG_FLAGS.iter().find(|f| rest.starts_with(**f)) {
+                len = flag.len();
+                chars += TAG_FLAG_CHARS - 1;
+            }
+        } else {
+            bad |= is_unreadable(c) || is_hidden(c);
+        }
+        // The mark test last: on the Worker it asks the JavaScript runtime.
+        visible = visible || !(is_blank(c) || is_mark(c));
         chars += 1;
-        unreadable |= is_unreadable(c);
+        rest = &rest[len..];
     }
     if !visible {
         Err(Code::EmptyNote)
     } else if chars > MAX_CHARS {
         Err(Code::HugeNote)
-    } else if unreadable {
+    } else if bad {
         Err(Code::BadNote)
     } else {
         Ok(t)
     }
 }
+
+/// Whitespace, the characters that render as nothing
+/// ([`is_invisible`]: default-ignorables and format characters), and
+/// U+2800 BRAILLE PATTERN BLANK, a letter-sized blank no font draws.
+pub fn is_blank(c: char) -> bool {
+    c.is_whitespace() || c == BRAILLE_BLANK || is_invisible(c)
+}
+
+const BRAILLE_BLANK: char = '\u{2800}';
 
 /// C0, DEL and C1 (Unicode `Cc`), but tab, newline and carriage return:
 /// nothing a reader sees, and each one six bytes (`\u0001`) in every JSON
@@ -82,6 +108,34 @@ pub fn text(raw: &str) -> Result<&str, Code> {
 fn is_unreadable(c: char) -> bool {
     c.is_control() && !matches!(c, '\t' | '\n' | '\r')
 }
+
+/// What shows a reader something other than what the text holds: the
+/// bidirectional embeddings, overrides and isolates (U+202A–202E,
+/// U+2066–2069), which reorder what follows them (`moc.elpmaxe@bob` behind
+/// U+202E reads `bob@example.com`), and the tag characters (U+E0001,
+/// U+E0020–E007F), an invisible copy of ASCII that a model reads and a person
+/// never sees. Tags are text only inside the three flags that are made of
+/// them ([`TAG_FLAGS`]), which [`text`] steps over whole. The marks that
+/// set a direction without reordering (U+200E, U+200F, U+061C) stay:
+/// right-to-left text needs them.
+pub fn is_hidden(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
+}
+
+/// The black flag that the tag flags are built on.
+const FLAG_BASE: char = '\u{1f3f4}';
+
+/// The emoji tag sequences that are flags: England, Scotland, Wales (the
+/// black flag, the subdivision code in tag letters, CANCEL TAG). Only these
+/// three: any other run of tags, even after a black flag, can spell words.
+pub const TAG_FLAGS: [&str; 3] = [
+    "\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}\u{e007f}",
+    "\u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}",
+    "\u{1f3f4}\u{e0067}\u{e0062}\u{e0077}\u{e006c}\u{e0073}\u{e007f}",
+];
+
+/// Characters (scalar values) of each of [`TAG_FLAGS`].
+const TAG_FLAG_CHARS: usize = 7;
 
 /// A post's note that passed every text rule, with its duplicate key.
 #[derive(Debug, PartialEq, Eq)]
@@ -141,6 +195,72 @@ mod tests {
             assert_eq!(text(s), Err(Code::EmptyNote), "{s:?}");
         }
         assert_eq!(text("\u{200b}a\u{200b}"), Ok("\u{200b}a\u{200b}"));
+    }
+
+    #[test]
+    fn blanks_and_lone_marks_are_empty() {
+        for s in [
+            "\u{2800}",
+            "\u{fff9}\u{fffa}\u{fffb}",
+            "\u{301}",
+            " \u{301}\u{308} ",
+            "\u{2800}\u{20dd}\u{600}",
+            "\u{93f}",
+            "\u{13430}\u{110bd}",
+        ] {
+            assert_eq!(text(s), Err(Code::EmptyNote), "{s:?}");
+        }
+        // A mark on a letter is visible, and so is a letter after blanks.
+        for s in ["e\u{301}", "\u{2800}x", "\u{fff9}\u{4e00}", "\u{301}a"] {
+            assert_eq!(text(s), Ok(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn hidden_text_is_bad() {
+        for s in [
+            "\u{202e}moc.elpmaxe@bob",
+            "a\u{202a}b",
+            "a\u{202d}b\u{202c}",
+            "x\u{2066}y\u{2069}",
+            "x\u{2067}y",
+            "x\u{2068}y",
+            "hi\u{e0001}",
+            "hi\u{e0069}\u{e0067}\u{e006e}\u{e006f}\u{e0072}\u{e0065}",
+            "hi\u{e007f}",
+            // Tags after a black flag that are not one of the three flags.
+            "\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e007f}",
+            "\u{1f3f4}\u{e0075}\u{e0073}\u{e0074}\u{e0078}\u{e007f}",
+            "\u{1f3f4}\u{e0067}\u{e0062}\u{e0065}\u{e006e}\u{e0067}",
+        ] {
+            assert_eq!(text(s), Err(Code::BadNote), "{s:?}");
+        }
+        for s in TAG_FLAGS {
+            let note = format!("kilts {s} {s}");
+            assert_eq!(text(&note), Ok(note.as_str()));
+            assert_eq!(text(s), Ok(s));
+        }
+        // Direction marks stay: right-to-left text needs them.
+        for s in [
+            "\u{5e9}\u{5dc}\u{5d5}\u{5dd} \u{200f}ok",
+            "a\u{200e}b\u{61c}",
+        ] {
+            assert_eq!(text(s), Ok(s));
+        }
+        // Order: empty and huge first; a flag counts its seven characters.
+        assert_eq!(text("\u{202e}"), Err(Code::EmptyNote));
+        assert_eq!(text("\u{e0041}\u{e0042}"), Err(Code::EmptyNote));
+        assert_eq!(
+            text(&TAG_FLAGS[0].repeat(71)),
+            Ok(TAG_FLAGS[0].repeat(71).as_str())
+        );
+        assert_eq!(text(&TAG_FLAGS[0].repeat(72)), Err(Code::HugeNote));
+        assert_eq!(
+            text(&format!("{}\u{202e}", "a".repeat(500))),
+            Err(Code::HugeNote)
+        );
+        // Notes and texts alike, before contact details.
+        assert_eq!(note("\u{202e}moc.elpmaxe@bob"), Err(Code::BadNote));
     }
 
     #[test]

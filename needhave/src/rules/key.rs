@@ -1,8 +1,9 @@
 //! The normalized key of a post's note: "the same text pasted again" is a
 //! duplicate even when case, punctuation, spacing, invisible characters or
-//! the Unicode form differ (CONTRACT.md).
+//! the Unicode form differ (the list's rule: a copy is not a new note).
 //!
-//! The key is NFKC, lower-cased, default-ignorables removed, every run of
+//! The key is NFKC, lower-cased, invisible characters (default-ignorables
+//! and format characters) removed, every run of
 //! characters that are not letters or digits (`char::is_alphanumeric`:
 //! Unicode Alphabetic or Numeric; the JavaScript runtime's `\p{Alphabetic}`
 //! and `\p{N}` on the Worker, see [`crate::platform::is_alphanumeric`])
@@ -14,47 +15,173 @@
 //! are checked against (natively in `tests/rules.rs`, and over HTTP in
 //! `tests/http.rs`, which CI also runs against `wrangler dev`).
 
-use super::ignorable::is_default_ignorable;
+use super::ignorable::is_invisible;
+use crate::platform::{is_alphanumeric, is_mark};
 
-/// The note as the contact and key rules read it: default-ignorables
-/// removed (before NFKC too, so that a zero-width space between a letter and
-/// its accent does not keep them apart), NFKC, lower-cased.
+/// The note as the contact and key rules read it: invisible characters
+/// ([`is_invisible`]) removed (before NFKC too, so that a zero-width space
+/// between a letter and its accent does not keep them apart), NFKC,
+/// lower-cased.
+///
+/// But for the 72 characters NFKC expands past three characters ([`LONG`]:
+/// U+FDFA to 18, U+FDFB to 8, squared katakana and units to 4–6), which
+/// stand for themselves: a note of 500 characters folds to at most about
+/// 1,500, so no note costs the rules (or the key's store) much more than an
+/// ASCII one. They go through NFKC as one placeholder each ([`HOLD`], which
+/// NFKC and lower-casing leave as it is and no other character becomes) and
+/// are put back in order after, so that both targets' NFKC does the same.
 pub fn fold(text: &str) -> String {
-    let visible: String = text.chars().filter(|&c| !is_default_ignorable(c)).collect();
+    let mut visible = String::with_capacity(text.len());
+    let mut held = Vec::new();
+    for c in text.chars() {
+        if is_invisible(c) {
+            continue;
+        }
+        if c == HOLD || is_long(c) {
+            held.push(c);
+            visible.push(HOLD);
+        } else {
+            visible.push(c);
+        }
+    }
     let mut folded = crate::platform::nfkc_lowercase(&visible);
     // NFKC maps a few compatibility characters onto ignorable ones.
-    folded.retain(|c| !is_default_ignorable(c));
+    folded.retain(|c| !is_invisible(c));
+    if held.is_empty() {
+        return folded;
+    }
+    let mut held = held.into_iter();
     folded
+        .chars()
+        .map(|c| {
+            if c == HOLD {
+                held.next().unwrap_or(c)
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
-/// The key of an already [`fold`]ed note.
+/// U+FFFC OBJECT REPLACEMENT CHARACTER: no decomposition, no case, nothing
+/// composes with it, and no character's NFKC form holds it.
+const HOLD: char = '\u{fffc}';
+
+/// The characters whose NFKC form is longer than three characters, as
+/// inclusive ranges of code points, sorted. Source: Unicode 14.0.0
+/// (`unicodedata.normalize("NFKC", c)` over every code point); later
+/// versions added none past three.
+const LONG: &[(u16, u16)] = &[
+    (0x2057, 0x2057),
+    (0x2152, 0x2152),
+    (0x2167, 0x2167),
+    (0x2177, 0x2177),
+    (0x247d, 0x2487),
+    (0x2a0c, 0x2a0c),
+    (0x321d, 0x321e),
+    (0x3300, 0x3302),
+    (0x3304, 0x3304),
+    (0x3307, 0x3308),
+    (0x330c, 0x330d),
+    (0x3312, 0x3313),
+    (0x3315, 0x3317),
+    (0x3319, 0x331b),
+    (0x331f, 0x3321),
+    (0x332b, 0x332b),
+    (0x332d, 0x332e),
+    (0x3332, 0x3334),
+    (0x3336, 0x3336),
+    (0x333d, 0x333d),
+    (0x3343, 0x3343),
+    (0x3347, 0x3348),
+    (0x334a, 0x334a),
+    (0x334c, 0x334d),
+    (0x3351, 0x3351),
+    (0x3354, 0x3354),
+    (0x3356, 0x3356),
+    (0x337f, 0x337f),
+    (0x3389, 0x3389),
+    (0x33a8, 0x33a8),
+    (0x33ae, 0x33af),
+    (0x33c2, 0x33c2),
+    (0x33c6, 0x33c6),
+    (0x33d8, 0x33d8),
+    (0xfdf2, 0xfdf8),
+    (0xfdfa, 0xfdfc),
+];
+
+fn is_long(c: char) -> bool {
+    let n = c as u32;
+    (0x2057..=0xfdfc).contains(&n)
+        && LONG
+            .binary_search_by(|&(lo, hi)| {
+                if u32::from(hi) < n {
+                    std::cmp::Ordering::Less
+                } else if u32::from(lo) > n {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
+}
+
+/// The key of an already [`fold`]ed note: its words (letters and digits,
+/// [`words`]) joined by one space.
 ///
-/// Where the contract's key is empty (a note of only symbols or emoji, such
-/// as "🚲" or "!!!"), every such note would be a copy of every other; the
-/// key is then the folded note with its whitespace runs made one space.
+/// Where that is empty (a note of only symbols or emoji, such as "🚲" or
+/// "!!!"), every such note would be a copy of every other; the key is then
+/// the folded note with its runs of blanks (whitespace, U+2800) made one
+/// space.
 pub fn of_folded(folded: &str) -> String {
-    let key = runs(folded, crate::platform::is_alphanumeric);
+    let key = words(folded);
     if key.is_empty() {
-        runs(folded, |c| !c.is_whitespace())
+        blank_runs(folded)
     } else {
         key
     }
 }
 
-/// Keeps the characters `keep` accepts; every run of the others becomes one
-/// space; trimmed.
-fn runs(s: &str, keep: impl Fn(char) -> bool) -> String {
+/// Keeps letters and digits; every run of the others becomes one space;
+/// trimmed. A mark counts with the letter or digit it is written on (a
+/// vowel sign is a letter); one with no letter or digit before it (after a
+/// space, a symbol, or at the start) draws on nothing and is a separator
+/// like the others.
+fn words(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut gap = false;
+    // Whether the last character that is not a mark was kept: a mark here
+    // still has its letter. Marks are asked about only where this matters.
+    let mut on_letter = false;
+    for c in s.chars() {
+        if is_alphanumeric(c) && (on_letter || c.is_ascii() || !is_mark(c)) {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            on_letter = true;
+            out.push(c);
+        } else {
+            gap = true;
+            on_letter = on_letter && !c.is_ascii() && is_mark(c);
+        }
+    }
+    out
+}
+
+/// The folded note with every run of blanks made one space, trimmed.
+fn blank_runs(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut gap = false;
     for c in s.chars() {
-        if keep(c) {
+        if c.is_whitespace() || c == '\u{2800}' {
+            gap = true;
+        } else {
             if gap && !out.is_empty() {
                 out.push(' ');
             }
             gap = false;
             out.push(c);
-        } else {
-            gap = true;
         }
     }
     out
@@ -91,6 +218,66 @@ mod tests {
         assert_eq!(key("cafe\u{301}"), key("café"));
         assert_eq!(key("cafe\u{200b}\u{301}"), key("café"));
         assert_eq!(key("ﬁle"), "file");
+    }
+
+    #[test]
+    fn format_characters_blanks_and_lone_marks_are_out() {
+        let plain = key("need a bike");
+        for s in [
+            "need a bi\u{fff9}ke\u{fffb}",
+            "\u{600}need a bike",
+            "need a\u{2800}bike",
+            "need a bike \u{301}",
+            "\u{301}need a bike",
+            "need a \u{93f}bike",
+            "need a bike \u{2800}\u{20dd}",
+        ] {
+            assert_eq!(key(s), plain, "{s:?}");
+        }
+        // A mark on its letter is part of the word, also after another mark.
+        assert_eq!(key("नमस्ते"), "नमस ते");
+        assert_eq!(key("स्ि"), "स ि");
+        assert_eq!(key("🚲\u{2800}🚲"), key("🚲 🚲"));
+    }
+
+    #[test]
+    fn long_expansions_stand_for_themselves() {
+        assert_eq!(key("\u{fdfa}"), "\u{fdfa}");
+        assert_eq!(fold(&"\u{fdfa}".repeat(500)).chars().count(), 500);
+        // A symbol (U+3347 is one) between words, or all there is.
+        assert_eq!(key("A\u{3347}B"), "a b");
+        assert_eq!(
+            key("\u{3347} \u{fffc}\u{3348}"),
+            "\u{3347} \u{fffc}\u{3348}"
+        );
+        // U+FFFC itself comes back as written, in its place.
+        assert_eq!(
+            fold("\u{fffc}\u{fdfa}\u{fffc}X"),
+            "\u{fffc}\u{fdfa}\u{fffc}x"
+        );
+        // Three or fewer still fold.
+        assert_eq!(key("\u{2474}"), "1");
+        assert_eq!(key("\u{32b1}"), "36");
+    }
+
+    /// The table against this build's NFKC, every code point: a character is
+    /// in `LONG` exactly when its NFKC form is longer than three characters.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn long_table_is_nfkc() {
+        use unicode_normalization::UnicodeNormalization;
+        let mut wrong = Vec::new();
+        for c in (0..=0x10ffff).filter_map(char::from_u32) {
+            let mut buf = [0; 4];
+            let n = c.encode_utf8(&mut buf).nfkc().count();
+            if (n > 3) != is_long(c) {
+                wrong.push(format!("{:04X}: {n}", c as u32));
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:?}");
+        for w in LONG.windows(2) {
+            assert!(w[0].0 <= w[0].1 && w[0].1 < w[1].0, "{w:?}");
+        }
     }
 
     #[test]
