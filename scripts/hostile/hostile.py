@@ -15,6 +15,13 @@ the thread flood stops at 100, 3,000 requests complete with stderr a pipe
 nobody reads, a cross-site text/plain POST is refused, the filter slips are
 refused, and no request of a few KB gets more than about 2 MiB back.
 
+The crowd (client sockets on 100 addresses): 2,000 connections that ask
+for the largest answer (an MCP batch of 20 list_posts over 100 notes of
+emoji) and never read leave RSS under 256 MiB for 20 s while a GET /posts
+from elsewhere gets 200 within 2 s every second; with 100 addresses each
+holding its cap of half-sent requests, another client's GET /posts succeeds
+at least 38 times of 40, each within 2 s.
+
 Checks that wait on another engineer's part are listed in pending.txt (one
 `name  owner` a line): such a check that fails prints PENDING and does not
 fail the run; one that passes says so, so the line can go. Every other
