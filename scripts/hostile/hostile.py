@@ -15,6 +15,13 @@ the thread flood stops at 100, 3,000 requests complete with stderr a pipe
 nobody reads, a cross-site text/plain POST is refused, the filter slips are
 refused, and no request of a few KB gets more than about 2 MiB back.
 
+The crowd (client sockets on 100 addresses): 2,000 connections that ask
+for the largest answer (an MCP batch of 20 list_posts over 100 notes of
+emoji) and never read leave RSS under 256 MiB for 20 s while a GET /posts
+from elsewhere gets 200 within 2 s every second; with 100 addresses each
+holding its cap of half-sent requests, another client's GET /posts succeeds
+at least 38 times of 40, each within 2 s.
+
 Checks that wait on another engineer's part are listed in pending.txt (one
 `name  owner` a line): such a check that fails prints PENDING and does not
 fail the run; one that passes says so, so the line can go. Every other
@@ -468,6 +475,156 @@ def non_readers(binary, workdir, a, name, pipelined, within, first=False):
         srv.stop()
 
 
+# ------------------------------------------------------------ the crowd
+
+CROWD_RSS_LIMIT = 256 * MiB
+
+
+def fill_with_emoji_notes(srv, n=100):
+    """The largest answer a list_posts batch gets: n notes of 500 emoji
+    (4 bytes each in UTF-8), from n/10 addresses."""
+    made = 0
+    faces = [chr(c) for c in range(0x1F600, 0x1F650)]
+    for i in range(n):
+        note = f"{random.getrandbits(40):010x} " + "".join(random.choice(faces) for _ in range(489))
+        status, _, _ = request(srv, "POST", "/posts", {"kind": "have", "note": note},
+                               ip=_address_for(1000 + i))
+        made += status == 201
+    return made
+
+
+class Probe:
+    """From fresh addresses, `GET /posts` every `every` s: (status, seconds)."""
+
+    def __init__(self, srv, every, count=None):
+        self.srv, self.every, self.count = srv, every, count
+        self.stop_ = threading.Event()
+        self.results = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self.stop_.is_set() and (self.count is None or len(self.results) < self.count):
+            t0 = time.monotonic()
+            try:
+                status, _, _ = request(self.srv, "GET", "/posts", timeout=SERVED_WITHIN + 3)
+            except OSError as e:
+                status = type(e).__name__
+            self.results.append((status, time.monotonic() - t0))
+            self.stop_.wait(max(0.0, self.every - (time.monotonic() - t0)))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_.set()
+        self.thread.join(15)
+
+    def good(self):
+        return sum(1 for st, t in self.results if st == 200 and t < SERVED_WITHIN)
+
+    def summary(self):
+        worst = max((t for _, t in self.results), default=0.0)
+        bad = [(st, round(t, 2)) for st, t in self.results if not (st == 200 and t < SERVED_WITHIN)]
+        return f"{self.good()} of {len(self.results)} within {SERVED_WITHIN} s, worst {worst:.2f} s, misses {bad[:4]}"
+
+
+def attack_crowd_memory(binary, workdir, a):
+    name = "crowd_memory"
+    n_ips, per_ip = 100, a.crowd_conns // 100
+    print(f"\n== {name}: {n_ips} addresses x {per_ip} connections that send a 20-call list_posts "
+          f"batch on a list of 100 emoji notes and never read, {a.crowd_hold} s")
+    srv = Server(binary, workdir)
+    socks = []
+    try:
+        made = fill_with_emoji_notes(srv)
+        payload = batch_payload()
+        status, _, answer = request(srv, "POST", "/mcp", payload,
+                                    headers={"Accept": "application/json, text/event-stream"}, timeout=30)
+        check(f"{name}.answer_bound", status == 200 and len(answer) <= 2 * MiB,
+              f"{made} notes; the batch answers {status}, {len(answer)} B as sent (bound {2 * MiB} B)")
+        head = (f"POST /mcp HTTP/1.1\r\nHost: {srv.host}\r\nContent-Type: application/json\r\n"
+                f"Accept: application/json, text/event-stream\r\nContent-Length: {len(payload)}\r\n\r\n").encode()
+        ips = [fresh_ip() for _ in range(n_ips)]
+        max_rss = srv.rss()
+        stop = threading.Event()
+
+        def sample():
+            nonlocal max_rss
+            while not stop.wait(0.1):
+                max_rss = max(max_rss, srv.rss())
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        opened = 0
+        with Probe(srv, 1.0) as probe:
+            t0 = time.monotonic()
+            for j in range(per_ip):
+                for ip in ips:
+                    s = bound_socket(ip, rcvbuf=4096)
+                    s.settimeout(2)
+                    try:
+                        s.connect(srv.addr)
+                        s.sendall(head + payload)
+                        opened += 1
+                    except OSError:
+                        pass
+                    socks.append(s)
+            took = time.monotonic() - t0
+            time.sleep(max(0.0, a.crowd_hold - took))
+        stop.set()
+        sampler.join(5)
+        check(f"{name}.rss", max_rss < CROWD_RSS_LIMIT,
+              f"{opened} connections opened in {took:.1f} s; max RSS {max_rss / MiB:.1f} MiB over "
+              f"{a.crowd_hold} s (limit {CROWD_RSS_LIMIT // MiB})")
+        ok = probe.results and probe.good() == len(probe.results)
+        check(f"{name}.others_served", ok, f"GET /posts once a second: {probe.summary()}")
+        check(f"{name}.alive", srv.alive(), "")
+    finally:
+        for s in socks:
+            s.close()
+        srv.stop()
+
+
+def attack_crowd_connections(binary, workdir, a):
+    name = "crowd_connections"
+    n_ips, per_ip = 100, a.crowd_per_ip
+    print(f"\n== {name}: {n_ips} addresses x {per_ip} (their cap) half-sent requests, "
+          f"another client's 40 GET /posts")
+    srv = Server(binary, workdir, extra=["--max-connections-per-ip", str(per_ip)])
+    try:
+        ips = [fresh_ip() for _ in range(n_ips)]
+        out = {}
+        attacker = threading.Thread(
+            target=lambda: out.update(r=hold(srv, ips, per_ip, a.crowd_hold, slow_headers)), daemon=True)
+        attacker.start()
+        # Until the crowd holds the cap (960 under ulimit -n 1024).
+        full = 0
+        for _ in range(100):
+            full = max(full, srv.sockets())
+            if full >= 900:
+                break
+            time.sleep(0.1)
+        with Probe(srv, 0.25, count=40) as probe:
+            for _ in range(200):
+                if len(probe.results) >= 40:
+                    break
+                time.sleep(0.1)
+        held = srv.sockets()
+        attacker.join(a.crowd_hold + 30)
+        attempts = out.get("r", (0,))[0]
+        check(f"{name}.cap_held", full >= 900,
+              f"the crowd held {full} sockets before the probes, {held} after ({attempts} attempts)")
+        check(f"{name}.others_served", probe.good() >= 38, probe.summary())
+        check(f"{name}.alive", srv.alive(), "")
+        with open(srv.db + ".stderr", "rb") as f:
+            lines = f.read().count(b"connection cap reached")
+        check(f"{name}.cap_log_quiet", lines <= a.crowd_hold // 10 + 2,
+              f"{lines} 'connection cap reached' lines in {a.crowd_hold} s")
+    finally:
+        srv.stop()
+
+
 def attack_thread_flood(binary, workdir, a):
     name = "thread_flood"
     print(f"\n== {name}: one thread, {a.flood} later messages from one address")
@@ -617,6 +774,8 @@ ATTACKS = {
     "browsers": attack_browsers,
     "filter": attack_filter,
     "smaller": attack_smaller,
+    "crowd-memory": attack_crowd_memory,
+    "crowd-connections": attack_crowd_connections,
 }
 
 
@@ -635,6 +794,9 @@ def main():
     # the request deadline). Long: twice, so the server's writes stall and
     # the write deadline drops them (about 2.5 MiB of RSS each meanwhile).
     a.pipelined = 2 if a.long else 1
+    # The crowd: 2,000 non-readers from 100 addresses for 20 s (40 long);
+    # 100 addresses at their cap of half-sent requests.
+    a.crowd_conns, a.crowd_hold, a.crowd_per_ip = 2000, (40 if a.long else 20), 64
     # The attacker needs more descriptors than the server is allowed.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = min(hard, 8192)

@@ -103,6 +103,25 @@ struct LimitArgs {
     /// Open connections from one client address at most (IPv6: per /64); 0 for no per-address cap (when a proxy in front is the only peer).
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_connections_per_ip: usize,
+    /// Bytes of answers held for clients at once, all connections together (suffix K or M for KiB, MiB); past it a request waits briefly, then gets 503 busy.
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = bytes)]
+    answer_budget: usize,
+}
+
+fn bytes(s: &str) -> Result<usize, String> {
+    let (digits, unit) = match s.trim().strip_suffix(['K', 'k']) {
+        Some(d) => (d, 1 << 10),
+        None => match s.trim().strip_suffix('M') {
+            Some(d) => (d, 1 << 20),
+            None => (s.trim(), 1),
+        },
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| "a number of bytes, more than 0, perhaps with K or M".into())
 }
 
 /// Group commit's flags (see `store/sqlite/group.rs` and README
@@ -163,6 +182,7 @@ impl LimitArgs {
                 .max_connections
                 .map_or_else(crate::native::conn::default_max_connections, |n| n as usize),
             max_connections_per_ip: self.max_connections_per_ip,
+            answer_budget: self.answer_budget,
         }
     }
 }

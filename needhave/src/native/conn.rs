@@ -3,7 +3,7 @@
 //! has Cloudflare in front of it and needs none of this; everything behind
 //! this layer is shared.
 //!
-//! What it holds against (issue 10): a client that sends headers and then
+//! What it holds against: a client that sends headers and then
 //! trickles (or never sends) the body; a client that never reads its
 //! answer; one address opening connections until the process runs out of
 //! file descriptors and `accept` fails for everyone.
@@ -22,18 +22,31 @@
 //!   customer usually holds), so one address can never hold what others
 //!   need. A connection over a cap is accepted and closed at once: left in
 //!   the kernel's backlog it would stall everyone behind it.
+//! - At the overall cap, a crowd of addresses could still hold every
+//!   place, each within its own cap. So a newcomer whose address holds
+//!   fewer connections than the address holding the most makes room: the
+//!   oldest connection of that address that is not writing an answer (a
+//!   request still arriving, or an idle keep-alive) is closed, else its
+//!   oldest. An address with few connections is always let in; one that
+//!   holds as many as the most is refused.
+//! - An answer holds its bytes in the [`super::budget`] until the client
+//!   has taken the last of them ([`Owed`]).
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::net::IpAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
+
+use super::budget::Held;
 
 /// File descriptors kept out of the connection cap: the listener, the
 /// database and its WAL and shm (and a backup's), stdio, the runtime's
@@ -53,6 +66,8 @@ pub struct Limits {
     /// `0`: no per-address cap (behind a proxy every connection is the
     /// proxy's).
     pub max_connections_per_ip: usize,
+    /// Bytes of answers held for clients at once ([`super::budget`]).
+    pub answer_budget: usize,
 }
 
 impl Default for Limits {
@@ -62,6 +77,7 @@ impl Default for Limits {
             write_timeout: Duration::from_secs(30),
             max_connections: default_max_connections(),
             max_connections_per_ip: 64,
+            answer_budget: super::budget::DEFAULT_BUDGET,
         }
     }
 }
@@ -98,22 +114,62 @@ pub enum Refused {
     PerIp,
 }
 
-/// Counts open connections, overall and per address.
+/// Counts open connections, overall and per address, and closes the
+/// oldest of the address holding the most to make room at the cap.
 pub struct Gate {
     limits: Limits,
     open: Mutex<Open>,
+    next_id: AtomicU64,
 }
 
 #[derive(Default)]
 struct Open {
     total: usize,
-    per_ip: HashMap<IpAddr, usize>,
+    per_ip: HashMap<IpAddr, Vec<Slot>>,
+}
+
+/// One open connection as the gate sees it, oldest first in its address's
+/// list.
+struct Slot {
+    id: u64,
+    opened: Instant,
+    conn: Arc<Shared>,
+}
+
+/// What the gate and the connection share: whether it is writing an
+/// answer, and the signal that closes it.
+#[derive(Default)]
+pub struct Shared {
+    writing: AtomicBool,
+    close: Notify,
+}
+
+/// How a connection was let in.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admitted {
+    /// There was room.
+    Room,
+    /// At the cap: another address's connection was closed for it.
+    Evicted,
 }
 
 /// One admitted connection; dropping it frees its place.
 pub struct Permit {
     gate: Arc<Gate>,
     key: IpAddr,
+    id: u64,
+    conn: Arc<Shared>,
+}
+
+impl Permit {
+    /// Completes when the gate closed this connection to make room.
+    pub async fn closed(&self) {
+        self.conn.close.notified().await
+    }
+
+    fn shared(&self) -> Arc<Shared> {
+        self.conn.clone()
+    }
 }
 
 /// The address a per-IP cap counts: IPv6 by its /64.
@@ -135,6 +191,7 @@ impl Gate {
         Arc::new(Gate {
             limits,
             open: Mutex::new(Open::default()),
+            next_id: AtomicU64::new(0),
         })
     }
 
@@ -143,47 +200,127 @@ impl Gate {
     }
 
     fn open(&self) -> std::sync::MutexGuard<'_, Open> {
-        // Only counters are behind it: a panic cannot leave them half-set.
+        // Only counters and lists are behind it: a panic cannot leave them
+        // half-set.
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Permit, Refused> {
+    pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<(Permit, Admitted), Refused> {
         let key = key(peer);
         let mut open = self.open();
-        if open.total >= self.limits.max_connections {
-            return Err(Refused::Total);
-        }
+        let mine = open.per_ip.get(&key).map_or(0, Vec::len);
         let per_ip = self.limits.max_connections_per_ip;
-        let count = open.per_ip.entry(key).or_insert(0);
-        if per_ip > 0 && *count >= per_ip {
+        if per_ip > 0 && mine >= per_ip {
             return Err(Refused::PerIp);
         }
-        *count += 1;
+        let admitted = if open.total >= self.limits.max_connections {
+            if !evict_for(&mut open, mine) {
+                return Err(Refused::Total);
+            }
+            Admitted::Evicted
+        } else {
+            Admitted::Room
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let conn = Arc::new(Shared::default());
+        open.per_ip.entry(key).or_default().push(Slot {
+            id,
+            opened: Instant::now(),
+            conn: conn.clone(),
+        });
         open.total += 1;
-        Ok(Permit {
-            gate: self.clone(),
-            key,
-        })
+        Ok((
+            Permit {
+                gate: self.clone(),
+                key,
+                id,
+                conn,
+            },
+            admitted,
+        ))
     }
 
     /// Open connections: overall, and from `peer`'s address.
     pub fn open_count(&self, peer: IpAddr) -> (usize, usize) {
         let open = self.open();
-        (
-            open.total,
-            open.per_ip.get(&key(peer)).copied().unwrap_or(0),
-        )
+        (open.total, open.per_ip.get(&key(peer)).map_or(0, Vec::len))
     }
+}
+
+/// Closes one connection of the address holding the most, when that is
+/// more than `mine` (the newcomer's address's count): among those
+/// addresses, the oldest connection not writing an answer, else the
+/// oldest. Its place is free at once; the connection goes as soon as its
+/// task sees the signal.
+fn evict_for(open: &mut Open, mine: usize) -> bool {
+    let most = open.per_ip.values().map(Vec::len).max().unwrap_or(0);
+    if most <= mine {
+        return false;
+    }
+    let pick = |prefer_idle: bool| {
+        open.per_ip
+            .iter()
+            .filter(|(_, slots)| slots.len() == most)
+            .flat_map(|(ip, slots)| slots.iter().enumerate().map(move |(i, s)| (*ip, i, s)))
+            .filter(|(_, _, s)| !prefer_idle || !s.conn.writing.load(Ordering::Relaxed))
+            .min_by_key(|(_, _, s)| s.opened)
+            .map(|(ip, i, _)| (ip, i))
+    };
+    let Some((ip, i)) = pick(true).or_else(|| pick(false)) else {
+        return false;
+    };
+    let Some(slots) = open.per_ip.get_mut(&ip) else {
+        return false;
+    };
+    let slot = slots.remove(i);
+    if slots.is_empty() {
+        open.per_ip.remove(&ip);
+    }
+    open.total -= 1;
+    slot.conn.close.notify_one();
+    true
 }
 
 impl Drop for Permit {
     fn drop(&mut self) {
         let mut open = self.gate.open();
+        let Some(slots) = open.per_ip.get_mut(&self.key) else {
+            return;
+        };
+        // Gone already when the gate closed it to make room.
+        let Some(i) = slots.iter().position(|s| s.id == self.id) else {
+            return;
+        };
+        slots.remove(i);
+        if slots.is_empty() {
+            open.per_ip.remove(&self.key);
+        }
         open.total -= 1;
-        if let Some(n) = open.per_ip.get_mut(&self.key) {
-            *n -= 1;
-            if *n == 0 {
-                open.per_ip.remove(&self.key);
+    }
+}
+
+/// The budget an answer holds until the client has taken its bytes: set by
+/// the service once the answer is built, paid off by the socket as it
+/// writes, released when paid or when the connection closes.
+#[derive(Clone, Default)]
+pub struct Owed(Arc<Mutex<Option<(usize, Held)>>>);
+
+impl Owed {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(usize, Held)>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The answer about to be written: `bytes` of it, holding `held`.
+    pub fn set(&self, bytes: usize, held: Held) {
+        *self.lock() = Some((bytes, held));
+    }
+
+    fn paid(&self, n: usize) {
+        let mut owed = self.lock();
+        if let Some((left, _)) = owed.as_mut() {
+            *left = left.saturating_sub(n);
+            if *left == 0 {
+                *owed = None;
             }
         }
     }
@@ -215,26 +352,31 @@ enum Phase {
     Writing,
 }
 
-/// A socket with the request clock and the write deadline.
+/// A socket with the request clock, the write deadline, and what its
+/// answer owes the budget.
 pub struct Guarded<T> {
     inner: T,
     phase: Phase,
     clock: Clock,
     write_timeout: Duration,
     write_deadline: Pin<Box<Sleep>>,
-    /// Held for as long as the connection is.
-    _permit: Option<Permit>,
+    owed: Owed,
+    /// Tells the gate whether an answer is being written.
+    shared: Option<Arc<Shared>>,
 }
 
 impl<T> Guarded<T> {
-    pub fn new(inner: T, write_timeout: Duration, permit: Option<Permit>) -> Self {
+    /// `permit`: the gate's place of this connection, which the caller
+    /// keeps for as long as the connection is open.
+    pub fn new(inner: T, write_timeout: Duration, permit: Option<&Permit>) -> Self {
         Guarded {
             inner,
             phase: Phase::Idle,
             clock: Clock::new(),
             write_timeout,
             write_deadline: Box::pin(tokio::time::sleep(write_timeout)),
-            _permit: permit,
+            owed: Owed::default(),
+            shared: permit.map(Permit::shared),
         }
     }
 
@@ -242,9 +384,20 @@ impl<T> Guarded<T> {
         self.clock.clone()
     }
 
+    pub fn owed(&self) -> Owed {
+        self.owed.clone()
+    }
+
+    fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+        if let Some(s) = &self.shared {
+            s.writing.store(phase == Phase::Writing, Ordering::Relaxed);
+        }
+    }
+
     fn begin_write(&mut self) {
         if self.phase != Phase::Writing {
-            self.phase = Phase::Writing;
+            self.set_phase(Phase::Writing);
             let at = Instant::now() + self.write_timeout;
             self.write_deadline.as_mut().reset(at);
         }
@@ -271,7 +424,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for Guarded<T> {
         let before = buf.filled().len();
         ready!(Pin::new(&mut self.inner).poll_read(cx, buf))?;
         if buf.filled().len() > before && self.phase != Phase::Reading {
-            self.phase = Phase::Reading;
+            self.set_phase(Phase::Reading);
             self.clock.start(Instant::now());
         }
         Poll::Ready(Ok(()))
@@ -287,6 +440,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
         self.begin_write();
         match Pin::new(&mut self.inner).poll_write(cx, buf) {
             Poll::Pending => self.stalled(cx),
+            Poll::Ready(Ok(n)) => {
+                self.owed.paid(n);
+                Poll::Ready(Ok(n))
+            }
             done => done,
         }
     }
@@ -299,6 +456,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Guarded<T> {
         self.begin_write();
         match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
             Poll::Pending => self.stalled(cx),
+            Poll::Ready(Ok(n)) => {
+                self.owed.paid(n);
+                Poll::Ready(Ok(n))
+            }
             done => done,
         }
     }
@@ -343,8 +504,14 @@ mod tests {
         let _a2 = gate.admit(a).unwrap();
         assert_eq!(gate.admit(a).err(), Some(Refused::PerIp));
         let _b1 = gate.admit(b).unwrap();
-        assert_eq!(gate.admit(b).err(), Some(Refused::Total));
+        // At the cap, b (one) makes room from a (two).
+        let (b2, how) = gate.admit(b).unwrap();
+        assert_eq!(how, Admitted::Evicted);
+        assert_eq!(gate.open_count(a), (3, 1));
+        // Now both hold two at most: no one makes room for an equal.
+        assert_eq!(gate.admit(b).err(), Some(Refused::PerIp));
         drop(a1);
+        drop(b2);
         assert_eq!(gate.open_count(a), (2, 1));
         assert!(gate.admit(a).is_ok());
     }
@@ -371,6 +538,37 @@ mod tests {
         let a: IpAddr = "10.0.0.1".parse().unwrap();
         let _p: Vec<_> = (0..3).map(|_| gate.admit(a).unwrap()).collect();
         assert_eq!(gate.admit(a).err(), Some(Refused::Total));
+    }
+
+    #[test]
+    fn room_is_made_from_the_oldest_idle_of_the_biggest_holder() {
+        let gate = Gate::new(limits(6, 0));
+        let ip = |n: u8| IpAddr::from([10, 0, 0, n]);
+        let mut held = Vec::new();
+        for n in [1, 1, 1, 2, 2, 3] {
+            held.push(gate.admit(ip(n)).unwrap().0);
+        }
+        // The oldest of 10.0.0.1 is writing an answer: its second goes.
+        held[0].conn.writing.store(true, Ordering::Relaxed);
+        let (_new, how) = gate.admit(ip(9)).unwrap();
+        assert_eq!(how, Admitted::Evicted);
+        assert_eq!(gate.open_count(ip(1)), (6, 2));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(1), held[1].closed())
+                .await
+                .expect("the evicted connection is told")
+        });
+        // Its permit, dropped later, frees nothing twice.
+        held.remove(1);
+        assert_eq!(gate.open_count(ip(1)), (6, 2));
+        // 10.0.0.1 and 10.0.0.2 hold two each, the most: a third address
+        // with one still gets in; one with two does not.
+        let _kept = gate.admit(ip(3)).unwrap();
+        assert_eq!(gate.admit(ip(2)).err(), Some(Refused::Total));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The native targets: `needhave serve` (hyper on SQLite) and `needhave mcp`
 //! (a stdio MCP server that is a client of a live list).
 
+pub mod budget;
 pub mod cli;
 pub mod client_ip;
 pub mod conn;

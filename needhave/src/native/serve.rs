@@ -21,12 +21,13 @@ use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
+use super::budget::{self, Budget};
 use super::client_ip::client_ip;
-use super::conn::{Clock, Gate, Guarded, Limits, Refused};
+use super::conn::{Admitted, Clock, Gate, Guarded, Limits, Owed, Refused};
 use crate::api::Ctx;
 use crate::config::Config;
 use crate::error::Code;
-use crate::http::{Request, Response};
+use crate::http::{Request, Response, JSON};
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 use crate::{routes, rules};
@@ -74,6 +75,7 @@ struct State {
     config: Arc<Config>,
     client_ip_header: Option<String>,
     request_timeout: Duration,
+    budget: Arc<Budget>,
 }
 
 /// Why a request was not answered: the connection is closed instead.
@@ -236,8 +238,10 @@ pub async fn serve(
         config: Arc::new(config),
         client_ip_header: policy.client_ip_header.map(|h| h.to_ascii_lowercase()),
         request_timeout: limits.request_timeout,
+        budget: Budget::new(limits.answer_budget),
     });
     let gate = Gate::new(limits.clone());
+    let mut cap_log = CapLog::default();
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -253,7 +257,12 @@ pub async fn serve(
                     }
                 };
                 let permit = match gate.admit(peer.ip()) {
-                    Ok(p) => p,
+                    Ok((p, how)) => {
+                        if how == Admitted::Evicted {
+                            cap_log.note(false, limits.max_connections);
+                        }
+                        p
+                    }
                     Err(cap) => {
                         // Closed at once (dropped): in the backlog it would
                         // stall the clients queued behind it.
@@ -263,17 +272,19 @@ pub async fn serve(
                             Refused::PerIp => "per_ip",
                         });
                         if cap == Refused::Total {
-                            tracing::warn!(max = limits.max_connections, "connection cap reached");
+                            cap_log.note(true, limits.max_connections);
                         }
                         continue;
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let io = Guarded::new(stream, limits.write_timeout, Some(permit));
+                let io = Guarded::new(stream, limits.write_timeout, Some(&permit));
                 let clock = io.clock();
+                let owed = io.owed();
                 let state = state.clone();
-                let service =
-                    service_fn(move |req| serve_one(req, peer, clock.clone(), state.clone()));
+                let service = service_fn(move |req| {
+                    serve_one(req, peer, clock.clone(), owed.clone(), state.clone())
+                });
                 let conn = http1::Builder::new()
                     .timer(hyper_util::rt::TokioTimer::new())
                     .header_read_timeout(limits.request_timeout)
@@ -286,7 +297,12 @@ pub async fn serve(
                 let conn = graceful.watch(conn);
                 super::metrics::connection(1);
                 tokio::spawn(async move {
-                    let _ = conn.await;
+                    // Until it ends, or the gate closes it to make room.
+                    tokio::select! {
+                        _ = conn => {}
+                        _ = permit.closed() => {}
+                    }
+                    drop(permit);
                     super::metrics::connection(-1);
                 });
             }
@@ -306,6 +322,40 @@ pub async fn serve(
                 "connections still open at the end of the drain; closing them"
             );
         }
+    }
+}
+
+/// The "connection cap reached" line, at most once per [`CapLog::EVERY`]
+/// with the counts since the last: a crowd at the cap would otherwise write
+/// thousands a second.
+#[derive(Default)]
+struct CapLog {
+    last: Option<Instant>,
+    refused: u64,
+    made_room: u64,
+}
+
+impl CapLog {
+    const EVERY: Duration = Duration::from_secs(10);
+
+    fn note(&mut self, refused: bool, max: usize) {
+        if refused {
+            self.refused += 1;
+        } else {
+            self.made_room += 1;
+        }
+        if self.last.is_some_and(|t| t.elapsed() < Self::EVERY) {
+            return;
+        }
+        self.last = Some(Instant::now());
+        tracing::warn!(
+            max,
+            refused = self.refused,
+            made_room = self.made_room,
+            "connection cap reached (counts since the last such line)"
+        );
+        self.refused = 0;
+        self.made_room = 0;
     }
 }
 
@@ -339,6 +389,7 @@ async fn serve_one(
     req: hyper::Request<Incoming>,
     peer: SocketAddr,
     clock: Clock,
+    owed: Owed,
     state: Arc<State>,
 ) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
     let started = Instant::now();
@@ -371,8 +422,21 @@ async fn serve_one(
             crate::refusal(&request, &state.config, Code::TooLarge)
         }
         Err(_) => crate::refusal(&request, &state.config, Code::BadRequest),
-        Ok(collected) => {
+        Ok(collected) => 'answer: {
             request.body = collected.to_bytes().to_vec();
+            // An MCP call may carry many pages (a batch up to its bound):
+            // its room is taken before it runs, so that a crowd of them is
+            // told `busy` without being built, and never after it ran,
+            // since it may have written.
+            let mcp = request.method == "POST" && request.path == "/mcp";
+            let mut held = None;
+            if mcp {
+                let most = crate::mcp::batch::MAX_BATCH_ANSWER;
+                match state.budget.take(most, true, budget::WAIT).await {
+                    Some(h) => held = Some(h),
+                    None => break 'answer busy(&request, &state.config),
+                }
+            }
             let ip = client_ip(&request, peer, state.client_ip_header.as_deref()).to_string();
             let ctx = Ctx::new(&routes::API, state.store.clone(), state.config.clone(), &ip);
             // A handler panic must not take the connection, or the server,
@@ -381,13 +445,31 @@ async fn serve_one(
             // spawn and a cross-thread wake-up on every call.) The store's
             // locks recover from poisoning, so nothing the panic interrupted
             // is left half-held.
-            match AssertUnwindSafe(crate::handle(&request, &ctx))
+            let response = match AssertUnwindSafe(crate::handle(&request, &ctx))
                 .catch_unwind()
                 .await
             {
                 Ok(r) => r,
                 Err(_) => crate::refusal(&request, &state.config, Code::Internal),
-            }
+            };
+            let bytes = response.body.len();
+            let held = match held {
+                Some(mut h) => {
+                    h.resize(bytes);
+                    h
+                }
+                // Reads may wait, and be told `busy`: nothing is lost.
+                None if matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS") => {
+                    match state.budget.take(bytes, false, budget::WAIT).await {
+                        Some(h) => h,
+                        None => break 'answer busy(&request, &state.config),
+                    }
+                }
+                // A write's answer is never refused once it has written.
+                None => state.budget.force(bytes),
+            };
+            owed.set(bytes, held);
+            response
         }
     };
     let metrics = super::metrics::on();
@@ -447,6 +529,16 @@ impl std::fmt::Display for Cut<'_> {
         f.write_str(&self.0[..end])?;
         f.write_str("…")
     }
+}
+
+/// 503 `busy`: the answers held for clients are at the budget. Ahead of a
+/// shared Retry-After helper, the header is set here.
+fn busy(req: &Request, config: &crate::Config) -> Response {
+    let mut resp = Response::new(503, JSON, br#"{"error":"busy"}"#.to_vec())
+        .with_header("retry-after", &budget::RETRY_AFTER_SECS.to_string());
+    crate::origin::decorate(req, config, &mut resp);
+    crate::finish(req, &mut resp);
+    resp
 }
 
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
