@@ -87,15 +87,15 @@ pub fn known_version(req: &Request, kind: char, variant: &str) -> Option<i64> {
     })
 }
 
-/// A short digest of `parts`, for a tag's variant: 64 bits of SHA-256, in
-/// hex.
-pub fn digest(parts: &[&str]) -> String {
-    let mut joined = String::new();
+/// A short digest of `parts` (each ended by a NUL, so that parts cannot
+/// run into each other), for a tag: 64 bits of SHA-256, in hex.
+pub fn digest(parts: &[&[u8]]) -> String {
+    let mut framed: Vec<&[u8]> = Vec::with_capacity(parts.len() * 2);
     for p in parts {
-        joined.push_str(p);
-        joined.push('\0');
+        framed.push(p);
+        framed.push(b"\0");
     }
-    let mut hex = crate::secrets::sha256_hex(&joined);
+    let mut hex = crate::secrets::digest_hex(&framed);
     hex.truncate(16);
     hex
 }
@@ -137,8 +137,7 @@ pub fn dress(req: &Request, route: Option<&Route>, resp: &mut Response) {
         Some(tag) => tag.to_string(),
         None => {
             let media = resp.header("content-type").unwrap_or("");
-            let body = String::from_utf8_lossy(&resp.body);
-            let tag = ["\"", &digest(&[media, &body]), "\""].concat();
+            let tag = ["\"", &digest(&[media.as_bytes(), &resp.body]), "\""].concat();
             resp.headers.push(("etag", tag.clone()));
             tag
         }

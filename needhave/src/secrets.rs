@@ -30,7 +30,7 @@ pub fn new_secret() -> String {
 
 /// SHA-256 hex of the parts, one after the other: one copy of the hashing
 /// serves every hash the list keeps.
-pub(crate) fn digest_hex(parts: &[&[u8]]) -> String {
+pub fn digest_hex(parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
     for part in parts {
         h.update(part);

@@ -43,7 +43,7 @@ const TITLE_CHARS: usize = 80;
 
 pub async fn feed(req: &Request, ctx: &Ctx) -> Response {
     let origin = origin(req, &ctx.config);
-    let variant = conditional::digest(&[&origin]);
+    let variant = conditional::digest(&[origin.as_bytes()]);
     let held = conditional::known_version(req, FEED_TAG, &variant);
     let rows = match ctx
         .store
