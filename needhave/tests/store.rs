@@ -165,6 +165,8 @@ fn sample(route: &str, f: &Flow) -> (String, Option<Json>, usize) {
         "GET /" => ("/".into(), None, 0),
         "GET /openapi.json" => ("/openapi.json".into(), None, 0),
         "GET /posts" => ("/posts".into(), None, 1),
+        // The feed: the same list, one statement.
+        "GET /posts.atom" => ("/posts.atom".into(), None, 1),
         "POST /posts" => (
             "/posts".into(),
             Some(json!({"kind": "have", "note": "another"})),
