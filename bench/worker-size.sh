@@ -5,7 +5,7 @@
 # getrandom) twice: with worker-build's defaults (`--release`, the yardstick
 # of the budget) and with the same `worker` profile as ours. Same
 # worker-build, wasm-bindgen and wasm-opt for all. Prints raw and gzip -9
-# bytes of each .wasm and the gzip ratios. Budget: 1.5x the yardstick.
+# bytes of each .wasm and the gzip ratios. Budget: 1.75x the yardstick.
 #
 #   bash bench/worker-size.sh           # the table
 #   bash bench/worker-size.sh --check   # the table, then exit 1 if over budget (CI)
@@ -45,14 +45,14 @@ row "needhave, --profile worker" "$ours"
 row "baseline, --release (the yardstick)" "$yard"
 row "baseline, --profile worker" "$same"
 ratio() { awk -v a="$(gz "$1")" -v b="$(gz "$2")" 'BEGIN { printf "%.2f", a / b }'; }
-echo "gzip ratio to the yardstick: $(ratio "$ours" "$yard") (budget 1.50)"
+echo "gzip ratio to the yardstick: $(ratio "$ours" "$yard") (budget 1.75)"
 echo "gzip ratio to the baseline built alike: $(ratio "$ours" "$same")"
 if [[ -n "$check" ]]; then
-    # Over budget when ours > 1.5 x the yardstick, in whole bytes: 2 x ours > 3 x yardstick.
+    # Over budget when ours > 1.75 x the yardstick, in whole bytes: 4 x ours > 7 x yardstick.
     ours_gz=$(gz "$ours") yard_gz=$(gz "$yard")
-    if (( 2 * ours_gz > 3 * yard_gz )); then
-        echo "worker-size: OVER BUDGET: $ours_gz B gzip > 1.5 x $yard_gz B" >&2
+    if (( 4 * ours_gz > 7 * yard_gz )); then
+        echo "worker-size: OVER BUDGET: $ours_gz B gzip > 1.75 x $yard_gz B" >&2
         exit 1
     fi
-    echo "worker-size: within budget ($ours_gz B gzip <= $(( yard_gz * 3 / 2 )) B)"
+    echo "worker-size: within budget ($ours_gz B gzip <= $(( yard_gz * 7 / 4 )) B)"
 fi
