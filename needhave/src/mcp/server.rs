@@ -9,8 +9,6 @@
 //! with `isError: true`; JSON-RPC errors are kept for the protocol's own
 //! failures (unknown method, unknown tool, malformed request).
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::batch::{self, MAX_BATCH, MAX_BATCH_ANSWER, NOT_RUN};
@@ -74,11 +72,90 @@ fn reply(status: u16, body: Vec<u8>) -> Outcome {
     Outcome::Reply { status, body }
 }
 
-/// Only the `id` of a message, borrowed as written.
-#[derive(Deserialize)]
-struct RawId<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
+/// Where the JSON value that starts at `i` ends. `b` is known to be valid
+/// JSON (it parsed as a `Value` first), so this only skips strings and
+/// counts brackets. By hand rather than typed serde parsing: a typed
+/// visitor links serde's error messages, float formatting among them,
+/// which is kilobytes of the Worker's code.
+fn value_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                if depth == 0 {
+                    return i;
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b',' | b':' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    i
+}
+
+/// The members of the object or the elements of the array `b` holds, as
+/// written: `(key, value)` pairs, the key `None` for array elements.
+fn members(b: &[u8]) -> Vec<(Option<&[u8]>, &[u8])> {
+    let mut out = Vec::new();
+    let mut i = skip_ws(b, 0);
+    let object = match b.get(i) {
+        Some(b'{') => true,
+        Some(b'[') => false,
+        _ => return out,
+    };
+    i += 1;
+    loop {
+        i = skip_ws(b, i);
+        if matches!(b.get(i), None | Some(b'}') | Some(b']')) {
+            return out;
+        }
+        let mut key = None;
+        if object {
+            let end = value_end(b, i);
+            key = b.get(i + 1..end.saturating_sub(1));
+            i = skip_ws(b, end);
+            i = skip_ws(b, i + 1); // the colon
+        }
+        let end = value_end(b, i);
+        out.push((key, b.get(i..end).unwrap_or_default()));
+        i = skip_ws(b, end);
+        if b.get(i) == Some(&b',') {
+            i += 1;
+        }
+    }
+}
+
+/// The `id` of the object `text`, as written (its last one, as a `Value`
+/// reads a repeated key); `None` when it is not written plainly.
+fn raw_id(text: &[u8]) -> Option<&str> {
+    let (_, id) = members(text)
+        .into_iter()
+        .rfind(|(k, _)| *k == Some(&b"id"[..]))?;
+    std::str::from_utf8(id).ok()
 }
 
 /// The id of a message (`msg`, as parsed from `text`), when it has a valid
@@ -89,9 +166,9 @@ fn id_of<'a>(msg: &Value, text: &'a [u8], written: &'a mut String) -> Id<'a> {
     }
     // An object whose `id` is repeated is read with its last one, as the
     // Value was.
-    match serde_json::from_slice::<RawId>(text) {
-        Ok(RawId { id: Some(raw) }) => Some(raw.get()),
-        _ => {
+    match raw_id(text) {
+        Some(raw) => Some(raw),
+        None => {
             *written = msg["id"].to_string();
             Some(written.as_str())
         }
@@ -127,7 +204,7 @@ pub async fn handle_payload<E: Exec + ?Sized>(
         Value::Array(items) => {
             // The elements as written, for their ids: the array parsed
             // once already, so this cannot fail.
-            let texts: Vec<&RawValue> = serde_json::from_slice(payload).unwrap_or_default();
+            let texts: Vec<&[u8]> = members(payload).into_iter().map(|(_, v)| v).collect();
             batch(api, transport, items, &texts, exec).await
         }
         other => match handle_message(api, &transport, other, payload, exec, false).await {
@@ -144,7 +221,7 @@ async fn batch<E: Exec + ?Sized>(
     api: &Api,
     transport: Transport<'_>,
     items: Vec<Value>,
-    texts: &[&RawValue],
+    texts: &[&[u8]],
     exec: &E,
 ) -> Outcome {
     if items.is_empty() {
@@ -165,7 +242,7 @@ async fn batch<E: Exec + ?Sized>(
     // Held until the answer is built (not while it is sent): bounds how
     // many half-built answers the process holds at once.
     let _turn = batch::turn().await;
-    let text = |i: usize| texts.get(i).map_or(&b""[..], |t| t.get().as_bytes());
+    let text = |i: usize| texts.get(i).copied().unwrap_or_default();
     // What each element is answered if it is not run, so that the room
     // they need is known before any element runs.
     let not_run: Vec<Option<Vec<u8>>> = items

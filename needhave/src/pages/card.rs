@@ -101,8 +101,14 @@ pub fn asks_for_card(req: &Request) -> bool {
             let mut parts = range.split(';').map(str::trim);
             parts.next().is_some_and(|m| m.eq_ignore_ascii_case(MEDIA))
                 && !parts.any(|p| {
-                    p.strip_prefix("q=")
-                        .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+                    // A qvalue is `0`, `0.` and up to three digits, or `1…`
+                    // (RFC 9110): zero is a `0` with only zeros after it.
+                    // Read by hand, since a float parser is kilobytes of
+                    // the Worker's code.
+                    p.strip_prefix("q=").is_some_and(|q| {
+                        let q = q.trim();
+                        q.starts_with('0') && q.bytes().all(|b| b == b'0' || b == b'.')
+                    })
                 })
         })
     })
