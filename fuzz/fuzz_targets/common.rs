@@ -171,7 +171,7 @@ impl World {
             sha256_hex(&self.reply_secret),
             sha256_hex(&self.waiting_secret),
             sha256_hex(&self.thread_key),
-            needhave::secrets::ip_hash(SALT, "10.0.0.1"),
+            needhave::client::ip_hash(SALT, "10.0.0.1"),
         ] {
             assert!(!body.contains(&hidden), "a stored hash leaked: {body}");
         }
