@@ -159,20 +159,16 @@ fn title(note: &str) -> String {
 /// `"` as entities, a carriage return as `&#13;`, and what XML 1.0 cannot
 /// carry (other C0 controls, U+FFFE, U+FFFF) left out.
 pub fn xml_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' | '\n' => out.push(c),
-            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
-            _ => out.push(c),
-        }
-    }
-    out
+    let carried: String = s
+        .chars()
+        .filter(|&c| {
+            !matches!(c, '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}')
+                || matches!(c, '\t' | '\n' | '\r')
+        })
+        .collect();
+    // The entities are the page's own escaping; only the carriage return,
+    // which an XML parser would fold into a newline, is added here.
+    super::escape(&carried).replace('\r', "&#13;")
 }
 
 /// Unix ms as an RFC 3339 time in UTC, to the millisecond.
