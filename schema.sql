@@ -35,6 +35,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS posts_note_key ON posts (note_key) WHERE note_
 CREATE UNIQUE INDEX IF NOT EXISTS posts_note_unkeyed ON posts (note) WHERE note_key_hash IS NULL;
 -- The public list, newest first.
 CREATE INDEX IF NOT EXISTS posts_newest ON posts (created_at);
+-- A page of one kind: kind, then rowid (migrations/0006).
+CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
+-- The words of every post (search.rs writes them: its kind's term, then
+-- each distinct word of the note as the duplicate key has it, and pairs of
+-- characters of scripts without spaces), in the batch that inserts the post.
+-- Contentless (the note is in posts), row numbers only (detail = none),
+-- prefix indexes for query words of one to eight characters (a prefix
+-- query without one merges every matching term's list first). See
+-- docs/finding.md for why FTS5, and how to export a D1 database that has it.
+CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
+  words, content = '', columnsize = 0, detail = none,
+  tokenize = 'ascii', prefix = '1 2 3 4 5 6 7 8'
+);
 -- The per-IP create limit.
 CREATE INDEX IF NOT EXISTS posts_ip ON posts (ip_hash, created_at);
 -- The per-site create limit (IPv6 clients only).

@@ -42,11 +42,20 @@ const COMPAT = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(
   readFileSync(join(ROOT, "wrangler.toml"), "utf8"),
 )[1];
 
-// The statement of our GET /posts (needhave/src/handlers/posts.rs), for the
-// JavaScript floor that makes the same D1 call.
-const LIST_SQL = /const LIST_SQL: &str = "([^;]*?)";/s
-  .exec(readFileSync(join(ROOT, "needhave/src/handlers/posts.rs"), "utf8"))[1]
-  .replace(/\\\n\s*/g, "");
+// The statement of our GET /posts (needhave/src/handlers/posts.rs: the
+// `page_sql!` template around `PAGE_SQL`'s rows), for the JavaScript floor
+// that makes the same D1 call, with the binds of a first read of the bare
+// list (no version held or kept, 100 posts and one more, from the top).
+const POSTS_RS = readFileSync(join(ROOT, "needhave/src/handlers/posts.rs"), "utf8");
+const literals = (text) =>
+  [...text.matchAll(/"((?:[^"\\]|\\.)*)"/gs)].map((m) => m[1].replace(/\\\n\s*/g, "")).join("");
+const [sqlHead, sqlTail] = /macro_rules! page_sql \{.*?concat!\((.*?)\$rows,(.*?)\)\s*\};/s
+  .exec(POSTS_RS)
+  .slice(1)
+  .map(literals);
+const rows = literals(/const PAGE_SQL: &str =\s*page_sql!\((.*?)\);/s.exec(POSTS_RS)[1]);
+const LIST_SQL = sqlHead + rows + sqlTail;
+const LIST_BINDS = [-1, -1, 101, 2 ** 53];
 const work = mkdtempSync(join(tmpdir(), "needhave-cold-start-"));
 process.on("exit", () => rmSync(work, { recursive: true, force: true }));
 
@@ -85,7 +94,7 @@ const JS_FETCH = {
     'export default { async fetch(req, env) { const r = await env.DB.prepare("SELECT 1 AS one").all(); return Response.json(r.results); } };\n',
   sessions: `export default { async fetch(req, env) {
   const s = env.DB.withSession("first-unconstrained");
-  const [r] = await s.batch([s.prepare(${JSON.stringify(LIST_SQL)}).bind(-1)]);
+  const [r] = await s.batch([s.prepare(${JSON.stringify(LIST_SQL)}).bind(...${JSON.stringify(LIST_BINDS)})]);
   return Response.json({ posts: r.results, bookmark: s.getBookmark() });
 } };
 `,

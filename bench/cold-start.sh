@@ -16,6 +16,7 @@
 # ours.
 #
 # RUNS=n (default 11) launches per row; SKIP_BUILD=1 reuses the builds;
+# BEFORE=DIR adds an earlier build of ours beside this one;
 # WARM (20) warm answers a launch; ENGINE (30) rounds of the .wasm alone.
 # Prints per-run rows on stderr, then medians (min-max) and ratios ours /
 # baseline (goal <= 1.5). Minutes, not for CI.
@@ -40,4 +41,6 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
 fi
 
 echo "ours at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- needhave needhave-macros || echo ' (+ changes)'), $(date -u +%FT%RZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-node bench/cold-start.mjs "$RUNS" build "$OUT/baseline"
+# BEFORE=DIR: an earlier worker-build output of ours (index.js and
+# index_bg.wasm), measured in the same run beside this one.
+node bench/cold-start.mjs "$RUNS" build "$OUT/baseline" ${BEFORE:+"$BEFORE"}

@@ -1,5 +1,5 @@
 -- D1 migration 0002: the normalized duplicate key of a post's note
--- (CONTRACT.md: NFKC, lower-cased, default-ignorables removed, runs of
+-- (rules::note_key: NFKC, lower-cased, default-ignorables removed, runs of
 -- non-letters/digits made one space, trimmed), backed by a unique index so
 -- that concurrent copies cannot both get in.
 --

@@ -10,10 +10,12 @@
 //!     needhave-bench before-after --baseline BIN [--needhave BIN] [--work DIR] [--rounds 3] [--secs 5]
 //!                            the durable create + first reply flow and GET /posts,
 //!                            this build against another, alternating (bench/before-after.sh)
-//!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 3] [--secs 5]
+//!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 15] [--secs 3]
 //!                            GET /posts and durable writes, --metrics-addr on against off
 //!     needhave-bench hello   --body-file F     the read baseline server
 //!     needhave-bench seed    --db F --posts N  seed a database directly
+//!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300]
+//!                            finding posts at 1 k and 1 M posts (docs/finding.md)
 //!
 //! `bench/run` builds everything in release mode and runs `all`; `.ci/faults`
 //! runs `faults` in its short form.
@@ -26,6 +28,7 @@ mod procs;
 mod raw;
 mod roundtrips;
 mod scale;
+mod search;
 mod seed;
 mod sweep;
 
@@ -118,9 +121,15 @@ fn main() -> ExitCode {
             rt.block_on(hello::serve(addr, body.into()))
                 .map_err(|e| e.to_string())
         }
+        "search" => rt.block_on(search::run(
+            &args.work(),
+            args.num("large", 1_000_000),
+            args.num("small", 1_000),
+            args.num("rounds", 300) as usize,
+        )),
         "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
         _ => Err(
-            "usage: needhave-bench all|faults|group-sweep|hello|seed (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|search|seed (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {
@@ -216,8 +225,11 @@ async fn before_after(args: &Args) -> Result<(), String> {
 async fn metrics_cost(args: &Args) -> Result<(), String> {
     let bin = args.needhave();
     let work = args.work();
-    let rounds = args.num("rounds", 3);
-    let secs = args.num("secs", 5);
+    // Many short rounds: on two cores one round of either side swings by
+    // 15 % or more on its own (the whole machine's pace changes, metrics or
+    // not), so a median of three says little and one of fifteen is steady.
+    let rounds = args.num("rounds", 15);
+    let secs = args.num("secs", 3);
     let read_db = fresh_db(&work, "metrics-read.db");
     seed::seed(&read_db, 100)?;
     let mut reads = [Vec::new(), Vec::new()];
@@ -260,24 +272,26 @@ async fn metrics_cost(args: &Args) -> Result<(), String> {
             );
         }
     }
-    let median = |v: &mut Vec<f64>| {
+    // The median, and the range around it: the reader sees the noise.
+    let summary = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
+        (v[v.len() / 2], v[0], v[v.len() - 1])
     };
-    let (r_off, r_on) = (median(&mut reads[0]), median(&mut reads[1]));
-    let (w_off, w_on) = (median(&mut writes[0]), median(&mut writes[1]));
     println!(
-        "| load ({rounds} rounds of {secs} s, medians) | metrics off | metrics on | on / off |"
+        "| load ({rounds} rounds of {secs} s: median (min–max)) | metrics off | metrics on | on / off |"
     );
     println!("|---|---|---|---|");
-    println!(
-        "| GET /posts, 100 posts, wrk -t2 -c64, req/s | {r_off:.0} | {r_on:.0} | {:.3} |",
-        r_on / r_off
-    );
-    println!(
-        "| durable creates, 64 connections, 201/s | {w_off:.0} | {w_on:.0} | {:.3} |",
-        w_on / w_off
-    );
+    for (label, runs) in [
+        ("GET /posts, 100 posts, wrk -t2 -c64, req/s", &mut reads),
+        ("durable creates, 64 connections, 201/s", &mut writes),
+    ] {
+        let (off, off_lo, off_hi) = summary(&mut runs[0]);
+        let (on, on_lo, on_hi) = summary(&mut runs[1]);
+        println!(
+            "| {label} | {off:.0} ({off_lo:.0}–{off_hi:.0}) | {on:.0} ({on_lo:.0}–{on_hi:.0}) | {:.3} |",
+            on / off
+        );
+    }
     Ok(())
 }
 
@@ -701,7 +715,7 @@ async fn all(args: &Args) -> Result<(), String> {
         );
     }
 
-    // `--durable`: the rows of issue 11 only (round trips, reads, writes,
+    // `--durable`: the durability rows only (round trips, reads, writes,
     // fsyncs), for a rerun of them alone.
     if args.get("durable").is_some() {
         t.print();

@@ -23,7 +23,7 @@ pub fn run(path: &str, duration: Duration, synchronous: &str) -> Result<f64, Str
         .map_err(|e| e.to_string())?;
     c.pragma_update(None, "synchronous", synchronous)
         .map_err(|e| e.to_string())?;
-    c.execute_batch(needhave::store::sqlite::SCHEMA)
+    c.execute_batch(needhave::store::migrate::SCHEMA)
         .map_err(|e| e.to_string())?;
     let run = random_hex(4);
     let started = Instant::now();

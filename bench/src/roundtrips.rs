@@ -1,40 +1,21 @@
-//! Store round trips per call, counted the way the tests count them: a
-//! store wrapper that counts `batch` calls, and one request of every route
-//! through `needhave::handle`.
+//! Store round trips per call, counted the way the tests count them: with
+//! their store wrapper (`needhave::store::testing::Counting`), which counts
+//! `batch` calls, and one request of every route through `needhave::handle`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use needhave::http::Request;
-use needhave::platform::BoxFuture;
 use needhave::store::sqlite::SqliteStore;
-use needhave::store::{Memo, Row, Statement, Store, StoreResult};
+use needhave::store::testing::Counting;
 use needhave::{Config, Ctx};
-
-struct Counting {
-    inner: SqliteStore,
-    calls: AtomicUsize,
-}
-
-impl Store for Counting {
-    fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.batch(statements)
-    }
-
-    fn memo(&self) -> Option<&Memo> {
-        self.inner.memo()
-    }
-}
 
 /// (call, status, round trips), in table order.
 pub async fn count() -> Vec<(String, u16, usize)> {
-    let store = Arc::new(Counting {
-        inner: SqliteStore::open(":memory:").expect("memory store"),
-        calls: AtomicUsize::new(0),
-    });
+    let store = Arc::new(Counting::new(
+        SqliteStore::open(":memory:").expect("memory store"),
+    ));
     // A salt: without one every write is refused (`Ctx::ip_hash`).
     let config = Config {
         ip_salt: "roundtrips".into(),
@@ -53,13 +34,13 @@ pub async fn count() -> Vec<(String, u16, usize)> {
         if let Some(b) = body {
             req.body = b.to_string().into_bytes();
         }
-        let before = store.calls.load(Ordering::SeqCst);
+        let before = store.trips();
         let ctx = ctx.clone();
         let store = store.clone();
         let label = label.to_string();
         async move {
             let resp = needhave::handle(&req, &ctx).await;
-            let n = store.calls.load(Ordering::SeqCst) - before;
+            let n = store.trips() - before;
             let v: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
             (label, resp.status, n, v)
         }

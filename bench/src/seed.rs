@@ -53,6 +53,8 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
             let mut post = c.prepare(
                 "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
+            // The index of words, as the create batch writes it.
+            let mut words = c.prepare("INSERT INTO post_words (rowid, words) VALUES (last_insert_rowid(), ?1)")?;
             let mut msg = c.prepare(
                 "INSERT INTO messages (id, post_id, role, parent_id, text, secret_hash, thread_key, thread_key_hash, ip_hash, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -65,6 +67,8 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                 let note = format!("seeded {kind} number {i}: a short public note of ordinary length");
                 let key = needhave::store::migrate::note_key_hash(&note);
                 post.execute(params![pid, kind, note, sha256_hex(&post_secret(i)), ip, t, key])?;
+                let k = needhave::handlers::posts::Kind::parse(kind).expect("a kind");
+                words.execute(params![needhave::rules::words::index_text(k, &note)])?;
                 if i % 2 == 0 {
                     let fid = first_id(i);
                     let text = format!("a first reply to post {i}");

@@ -108,7 +108,12 @@ fuzz_target!(|data: &[u8]| {
             // A copy with invisible characters and other spacing is the same
             // note: refused before any rate limit.
             if chars <= 498 {
-                let at = trimmed.chars().next().map_or(0, char::len_utf8);
+                // After the first character, or after a leading tag flag:
+                // a character inside a flag would break it into hidden tags.
+                let at = rules::TAG_FLAGS
+                    .iter()
+                    .find(|f| trimmed.starts_with(**f))
+                    .map_or_else(|| trimmed.chars().next().map_or(0, char::len_utf8), |f| f.len());
                 let copy = format!("\u{200b}{}\u{feff}{}  ", &trimmed[..at], &trimmed[at..]);
                 let (s, v) = send("POST", "/posts", json!({"kind": "need", "note": copy}));
                 assert_eq!(

@@ -25,6 +25,10 @@ pub struct Route {
     pub doc: String,
     pub method: Ident,
     pub path: LitStr,
+    /// `?{ … }`: the query parameters, in the order they are checked.
+    pub query: Vec<QueryParam>,
+    /// The `?` that opens them, for errors about the whole declaration.
+    pub query_mark: Option<Token![?]>,
     pub body: Option<Type>,
     pub handler: syn::Path,
     /// The words between the handler and `->`, as written; `check.rs`
@@ -37,6 +41,21 @@ pub struct Route {
     /// route reads the primary.
     pub replica: bool,
     pub responses: Vec<Response>,
+}
+
+/// `/// doc  name: Type (in MIN..=MAX)? (= DEFAULT)? else code` — one query
+/// parameter: the dispatcher reads it as `Type` (`crate::query::FromQuery`),
+/// checks its bounds, and answers `code` when it does not fit. Without a
+/// default the handler gets an `Option`.
+pub struct QueryParam {
+    pub attrs: Vec<Attribute>,
+    pub doc: String,
+    pub name: Ident,
+    pub ty: Type,
+    pub bounds: Option<(LitInt, LitInt)>,
+    pub default: Option<LitInt>,
+    /// `else code`; its absence is `check.rs`'s error, spanned at the name.
+    pub error: Option<Ident>,
 }
 
 pub struct Response {
@@ -71,7 +90,9 @@ pub struct Tool {
 pub struct Field {
     pub attrs: Vec<Attribute>,
     pub name: Ident,
-    pub ty: Type,
+    /// `None`: the argument feeds a query parameter and takes its type (as
+    /// an `Option`) and, without a doc comment of its own, its description.
+    pub ty: Option<Type>,
 }
 
 /// `(if arg)? step (then if field step)*` — the first branch whose `if` argument
@@ -133,6 +154,31 @@ impl Route {
         self.responses
             .iter()
             .find(|r| !matches!(r.kind, ResponseKind::Errors(_)))
+    }
+}
+
+impl Table {
+    /// The route a tool's step calls, if the table has it.
+    pub fn route_of(&self, step: &Step) -> Option<&Route> {
+        let shape = shape(&step.path.value());
+        self.routes
+            .iter()
+            .find(|r| r.method == step.method && r.shape() == shape)
+    }
+
+    /// The query parameter a tool's argument is passed to, in the first
+    /// step that passes it to one.
+    pub fn fed_query(&self, tool: &Tool, arg: &Ident) -> Option<&QueryParam> {
+        tool.branches
+            .iter()
+            .flat_map(|b| &b.steps)
+            .find_map(|step| {
+                let route = self.route_of(step)?;
+                step.args.iter().find_map(|a| match &a.source {
+                    Source::Arg(src) if src == arg => route.query.iter().find(|q| q.name == a.name),
+                    _ => None,
+                })
+            })
     }
 }
 
@@ -200,6 +246,12 @@ impl Parse for Table {
 fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> {
     let method: Ident = input.parse()?;
     let path: LitStr = input.parse()?;
+    let (query_mark, query) = if input.peek(Token![?]) {
+        let mark = input.parse::<Token![?]>()?;
+        (Some(mark), parse_query(input)?)
+    } else {
+        (None, Vec::new())
+    };
     let body = if input.peek(token::Paren) {
         let content;
         parenthesized!(content in input);
@@ -260,6 +312,8 @@ fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> 
         attrs,
         method,
         path,
+        query,
+        query_mark,
         body,
         handler,
         marks,
@@ -267,6 +321,53 @@ fn parse_route(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Route> 
         replica,
         responses,
     })
+}
+
+fn parse_query(input: ParseStream) -> syn::Result<Vec<QueryParam>> {
+    let content;
+    braced!(content in input);
+    let mut params = Vec::new();
+    while !content.is_empty() {
+        let attrs = content.call(Attribute::parse_outer)?;
+        let name: Ident = content.parse()?;
+        content.parse::<Token![:]>()?;
+        let ty: Type = content.parse()?;
+        let bounds = if content.peek(Token![in]) {
+            content.parse::<Token![in]>()?;
+            let min: LitInt = content.parse()?;
+            content.parse::<Token![..=]>()?;
+            let max: LitInt = content.parse()?;
+            Some((min, max))
+        } else {
+            None
+        };
+        let default = if content.peek(Token![=]) {
+            content.parse::<Token![=]>()?;
+            Some(content.parse::<LitInt>()?)
+        } else {
+            None
+        };
+        let error = if content.peek(Token![else]) {
+            content.parse::<Token![else]>()?;
+            Some(content.parse::<Ident>()?)
+        } else {
+            None
+        };
+        params.push(QueryParam {
+            doc: doc_of(&attrs),
+            attrs,
+            name,
+            ty,
+            bounds,
+            default,
+            error,
+        });
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(params)
 }
 
 fn parse_tool(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Tool> {
@@ -287,8 +388,12 @@ fn parse_tool(input: ParseStream, attrs: Vec<Attribute>) -> syn::Result<Tool> {
     while !content.is_empty() {
         let attrs = content.call(Attribute::parse_outer)?;
         let name: Ident = content.parse()?;
-        content.parse::<Token![:]>()?;
-        let ty: Type = content.parse()?;
+        let ty = if content.peek(Token![:]) {
+            content.parse::<Token![:]>()?;
+            Some(content.parse::<Type>()?)
+        } else {
+            None
+        };
         fields.push(Field { attrs, name, ty });
         if content.is_empty() {
             break;

@@ -17,13 +17,17 @@ use std::fmt::Display;
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
-use syn::Ident;
+use syn::{Ident, LitInt};
 
 use crate::ast::{Response, ResponseKind, Route, Segment, Source, Table, Tool};
 
 pub const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
 /// The words that may stand between a route's handler and `->`.
 const MARKS: &[&str] = &["raw", "replica"];
+/// The width of the parameters the matcher returns, as the runtime's
+/// `api::MAX_PATH_PARAMS` declares it: the generated matcher fills an array
+/// of this size, so a difference is a compile error in the generated code.
+pub const MAX_PATH_PARAMS: usize = 2;
 const HINTS: &[&str] = &["read_only", "idempotent"];
 
 #[derive(Default)]
@@ -133,6 +137,7 @@ fn check_route(cx: &Ctxt, route: &Route) {
     }
     check_path(cx, &route.path);
     check_marks(cx, route, &method);
+    check_query(cx, route, &method);
     if let (Some(body), "GET") = (&route.body, method.as_str()) {
         cx.error_spanned_by(
             body,
@@ -268,6 +273,131 @@ fn check_marks(cx: &Ctxt, route: &Route, method: &str) {
     }
 }
 
+/// The integer types a bounded query parameter may have (those
+/// `crate::query::FromQuery` reads).
+const INTEGERS: &[&str] = &["u32"];
+
+/// The query parameters of a route: on a GET only (typed or raw: the
+/// dispatcher reads and checks them for either), each named once
+/// and unlike a path parameter, documented, its error code one the route
+/// lists under a 4xx, its bounds and default on an integer and in order.
+fn check_query(cx: &Ctxt, route: &Route, method: &str) {
+    if let (Some(mark), false) = (&route.query_mark, route.query.is_empty()) {
+        if method != "GET" {
+            cx.error_spanned_by(
+                mark,
+                format!(
+                    "query parameters on a {method} route: a {method} takes its input in its \
+                     body; only a GET declares query parameters"
+                ),
+            );
+        }
+    }
+    let params = route.params();
+    let mut seen = HashSet::new();
+    for q in &route.query {
+        check_attrs(cx, &q.attrs);
+        let name = q.name.to_string();
+        if !name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+            cx.error_spanned_by(
+                &q.name,
+                format!("`{name}` is not a query parameter name (lowercase letters and `_`)"),
+            );
+        } else if !seen.insert(name.clone()) {
+            cx.error_spanned_by(
+                &q.name,
+                format!("query parameter `{name}` is declared twice"),
+            );
+        } else if params.contains(&name) {
+            cx.error_spanned_by(
+                &q.name,
+                format!("`{name}` is already a path parameter of this route"),
+            );
+        }
+        if q.doc.is_empty() {
+            cx.error_spanned_by(
+                &q.name,
+                format!(
+                    "query parameter `{name}` needs a doc comment: it is the parameter's \
+                     description in the OpenAPI document and for a model"
+                ),
+            );
+        }
+        match &q.error {
+            None => cx.error_spanned_by(
+                &q.name,
+                format!(
+                    "say what a bad `{name}` gets: `{name}: … else bad_request` (a code the \
+                     route lists under 400)"
+                ),
+            ),
+            Some(code) => {
+                let listed = route.responses.iter().any(|r| {
+                    matches!(&r.kind, ResponseKind::Errors(codes) if codes.iter().any(|c| c == code))
+                        && r.status.base10_parse::<u16>().is_ok_and(|s| (400..500).contains(&s))
+                });
+                if !listed {
+                    cx.error_spanned_by(
+                        code,
+                        format!(
+                            "a bad `{name}` gets `{code}`, which this route does not list: add it \
+                             to its 400 codes (`400 [{code}]`)"
+                        ),
+                    );
+                }
+            }
+        }
+        let ty = q.ty.to_token_stream().to_string().replace(' ', "");
+        let integer = INTEGERS.contains(&ty.as_str());
+        if !integer {
+            if let Some((min, _)) = &q.bounds {
+                cx.error_spanned_by(
+                    min,
+                    format!(
+                        "bounds need an integer type ({}), not `{ty}`: a type of its own \
+                         checks its own bounds in `FromQuery`",
+                        INTEGERS.join(", ")
+                    ),
+                );
+            }
+            if let Some(d) = &q.default {
+                cx.error_spanned_by(
+                    d,
+                    format!(
+                        "a default needs an integer type ({}), not `{ty}`",
+                        INTEGERS.join(", ")
+                    ),
+                );
+            }
+            continue;
+        }
+        let value = |lit: &LitInt| -> Option<u32> {
+            let v = lit.base10_parse::<u32>().ok();
+            if v.is_none() {
+                cx.error_spanned_by(lit, format!("`{lit}` is not a `{ty}`"));
+            }
+            v
+        };
+        let bounds = q.bounds.as_ref().map(|(a, b)| (value(a), value(b)));
+        if let Some((Some(min), Some(max))) = bounds {
+            if min > max {
+                let (a, b) = q.bounds.as_ref().expect("bounds");
+                cx.error_spanned_by(quote!(#a #b), format!("empty bounds: {min} is above {max}"));
+            }
+        }
+        if let Some(d) = &q.default {
+            if let (Some(v), Some((Some(min), Some(max)))) = (value(d), bounds) {
+                if !(min..=max).contains(&v) {
+                    cx.error_spanned_by(
+                        d,
+                        format!("the default {v} is outside the bounds {min}..={max}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// `NotFound` → `not_found`, for the hint.
 fn snake_case(name: &str) -> String {
     let mut out = String::new();
@@ -336,6 +466,16 @@ fn check_path(cx: &Ctxt, path: &syn::LitStr) {
             }
         }
     }
+    if params.len() > MAX_PATH_PARAMS {
+        cx.error_spanned_by(
+            path,
+            format!(
+                "a path has at most {MAX_PATH_PARAMS} parameters (`needhave::api::MAX_PATH_PARAMS`); \
+                 this one has {}",
+                params.len()
+            ),
+        );
+    }
 }
 
 fn is_option(ty: &syn::Type) -> bool {
@@ -364,10 +504,22 @@ fn check_tool(cx: &Ctxt, table: &Table, tool: &Tool) {
             "a tool needs a doc comment: it is the description a model reads",
         );
     }
-    let mut fields: HashMap<String, &syn::Type> = HashMap::new();
+    // An argument without a type takes its query parameter's, as an
+    // `Option`: `None` here.
+    let mut fields: HashMap<String, Option<&syn::Type>> = HashMap::new();
     for f in &tool.fields {
-        if fields.insert(f.name.to_string(), &f.ty).is_some() {
+        if fields.insert(f.name.to_string(), f.ty.as_ref()).is_some() {
             cx.error_spanned_by(&f.name, format!("argument `{}` is declared twice", f.name));
+        }
+        if f.ty.is_none() && table.fed_query(tool, &f.name).is_none() {
+            cx.error_spanned_by(
+                &f.name,
+                format!(
+                    "argument `{}` has no type, and no step passes it to a query parameter it \
+                     could take one from: write `{}: Type`",
+                    f.name, f.name
+                ),
+            );
         }
     }
     let mut used: HashSet<String> = HashSet::new();
@@ -382,7 +534,7 @@ fn check_tool(cx: &Ctxt, table: &Table, tool: &Tool) {
                         when,
                         format!("`{when}` is not an argument of tool `{}`", tool.name),
                     ),
-                    Some(ty) if !is_option(ty) => cx.error_spanned_by(
+                    Some(Some(ty)) if !is_option(ty) => cx.error_spanned_by(
                         when,
                         format!(
                             "`if {when}` picks a branch when an optional argument is given, \
@@ -495,7 +647,10 @@ fn check_step_route(cx: &Ctxt, table: &Table, step: &crate::ast::Step, given: &H
         None => step
             .args
             .iter()
-            .filter(|a| !params.contains(&a.name.to_string()))
+            .filter(|a| {
+                let name = a.name.to_string();
+                !params.contains(&name) && !route.query.iter().any(|q| q.name == name)
+            })
             .collect(),
     };
     // The usual slip, `{ post_id }` for `{ id: post_id }`: one error, with
@@ -524,7 +679,7 @@ fn check_step_route(cx: &Ctxt, table: &Table, step: &crate::ast::Step, given: &H
         cx.error_spanned_by(
             &arg.name,
             format!(
-                "`{}` is neither a path parameter nor a body field: {} {} takes no body",
+                "`{}` is neither a path parameter, a query parameter nor a body field: {} {} takes no body",
                 arg.name,
                 step.method,
                 route.path.value()

@@ -73,13 +73,13 @@ pub fn from_body(input: &DeriveInput) -> syn::Result<TokenStream> {
         let key = ident.to_string();
         let ty = &f.ty;
         reads.push(quote_spanned! {ty.span()=>
-            #ident: <#ty as crate::http::BodyField>::read(fields.get(#key))?
+            #ident: <#ty as crate::json::BodyField>::read(fields.get(#key))?
         });
     }
     let (imp, tys, wh) = input.generics.split_for_impl();
     Ok(quote! {
-        impl #imp crate::http::FromBody for #name #tys #wh {
-            fn from_body(fields: &crate::http::Fields) -> ::core::option::Option<Self> {
+        impl #imp crate::json::FromBody for #name #tys #wh {
+            fn from_body(fields: &crate::json::Fields) -> ::core::option::Option<Self> {
                 ::core::option::Option::Some(#name { #(#reads,)* })
             }
         }
@@ -102,7 +102,7 @@ pub fn to_json(input: &DeriveInput) -> syn::Result<TokenStream> {
         // be missing.
         let quoted = format!("\"{key}\":");
         let write = quote_spanned! {f.ty.span()=>
-            crate::http::ToJson::write_json(&self.#ident, out)
+            crate::json::ToJson::write_json(&self.#ident, out)
         };
         let sep = if i == 0 {
             quote!()
@@ -119,7 +119,7 @@ pub fn to_json(input: &DeriveInput) -> syn::Result<TokenStream> {
                 if let ::core::option::Option::Some(v) = &self.#ident {
                     #sep
                     out.extend_from_slice(#quoted.as_bytes());
-                    crate::http::ToJson::write_json(v, out);
+                    crate::json::ToJson::write_json(v, out);
                 }
             });
         } else {
@@ -133,7 +133,7 @@ pub fn to_json(input: &DeriveInput) -> syn::Result<TokenStream> {
     let start = any_skip.then(|| quote!(let start = out.len();));
     let (imp, tys, wh) = input.generics.split_for_impl();
     Ok(quote! {
-        impl #imp crate::http::ToJson for #name #tys #wh {
+        impl #imp crate::json::ToJson for #name #tys #wh {
             fn write_json(&self, out: &mut ::std::vec::Vec<u8>) {
                 out.push(b'{');
                 #start

@@ -12,6 +12,10 @@
 //! left to rustc, with the expansion spanned so that its error lands on the
 //! offending token of the table too.
 //!
+//! Beside it, the derives of the bodies and answers (`FromBody`, `ToJson`,
+//! `derive.rs`) and `#[schema]` (`schema.rs`), which gives a type its JSON
+//! Schema in the native build only.
+//!
 //! Every mistake has a compile-fail fixture in `needhave/tests/ui/` (trybuild,
 //! run by `cargo test -p needhave --test ui`): the fixtures live in the one
 //! crate that provides the `crate::api`, `crate::http`, … paths the
@@ -21,6 +25,7 @@ mod ast;
 mod check;
 mod derive;
 mod expand;
+mod schema;
 
 use proc_macro::TokenStream;
 
@@ -51,6 +56,16 @@ pub fn derive_from_body(input: TokenStream) -> TokenStream {
 pub fn derive_to_json(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     derive::to_json(&input)
+        .unwrap_or_else(|e| e.to_compile_error())
+        .into()
+}
+
+/// A type described by a JSON Schema in the native build only: see
+/// `schema.rs`. `#[schema(serialize)]` derives `serde::Serialize` natively
+/// too. Put it above the item's `#[derive]`.
+#[proc_macro_attribute]
+pub fn schema(args: TokenStream, item: TokenStream) -> TokenStream {
+    schema::expand(args.into(), item.into())
         .unwrap_or_else(|e| e.to_compile_error())
         .into()
 }

@@ -11,7 +11,8 @@ use std::sync::{Arc, OnceLock};
 use crate::client;
 use crate::config::Config;
 use crate::error::{ApiError, Code};
-use crate::http::{Request, Response};
+use crate::http::{Html, Request, Response, JSON};
+use crate::json::ToJson;
 use crate::platform::{self, BoxFuture};
 pub use crate::store::Consistency;
 use crate::store::Store;
@@ -116,8 +117,13 @@ impl Ctx {
 pub struct Api {
     pub routes: &'static [Route],
     pub tools: &'static [Tool],
-    /// The generated dispatcher, boxed: MCP runs a tool's plan through it.
-    pub dispatch: for<'a> fn(&'a Request, &'a Ctx) -> BoxFuture<'a, Response>,
+    /// The generated matcher: the one place that says which route a method
+    /// and a path are. The dispatcher, `Allow`, the preflight, logs and
+    /// metrics all ask it, so they cannot disagree (on a trailing slash, say).
+    pub resolve: for<'a> fn(&str, &'a str) -> Resolved<'a>,
+    /// The generated dispatcher, from what [`Api::resolve`] found, boxed:
+    /// [`crate::handle`] and MCP's plans run calls through it.
+    pub answer: for<'a> fn(&'a Request, &'a Ctx, Resolved<'a>) -> BoxFuture<'a, Response>,
     /// The typed half of the OpenAPI document (schemas need the Rust types,
     /// so only generated code can write them), one entry per route in
     /// table order. Native only.
@@ -139,6 +145,29 @@ pub struct Api {
 pub struct OperationSchemas {
     pub body: Option<serde_json::Value>,
     pub typed: Vec<(u16, serde_json::Value)>,
+    /// The query parameters' types, in the table's order.
+    pub query: Vec<serde_json::Value>,
+}
+
+/// The most `:name` parameters a route's path may have: what
+/// [`Resolved::Route`] carries (the table's check refuses more).
+pub const MAX_PATH_PARAMS: usize = 2;
+
+/// What the table makes of a method and a concrete path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolved<'a> {
+    /// The route (its index in the table) and its path's parameters, in
+    /// the order the path names them, unused places `None`.
+    Route {
+        index: usize,
+        params: [Option<&'a str>; MAX_PATH_PARAMS],
+    },
+    /// A path the table serves, under these other methods: 405 with
+    /// `Allow`, not 404.
+    Method {
+        allow: &'static str,
+    },
+    NotFound,
 }
 
 impl Api {
@@ -146,35 +175,32 @@ impl Api {
         self.tools.iter().find(|t| t.name == name)
     }
 
+    /// Answers one call of the table (no pipeline around it): what MCP's
+    /// plans run.
+    pub fn dispatch<'a>(&self, req: &'a Request, ctx: &'a Ctx) -> BoxFuture<'a, Response> {
+        (self.answer)(req, ctx, (self.resolve)(&req.method, &req.path))
+    }
+
     /// The route a concrete request path is an instance of.
     pub fn route(&self, method: &str, path: &str) -> Option<&'static Route> {
-        self.routes.iter().find(|r| r.matches(method, path))
+        self.route_of((self.resolve)(method, path))
+    }
+
+    pub fn route_of(&self, resolved: Resolved<'_>) -> Option<&'static Route> {
+        match resolved {
+            Resolved::Route { index, .. } => self.routes.get(index),
+            _ => None,
+        }
     }
 
     /// The `Allow` header of a concrete path: the methods the table serves
-    /// there (one trailing slash forgiven, as the dispatcher does), then
-    /// `OPTIONS`, which every path answers.
+    /// there, then `OPTIONS`, which every path answers.
     pub fn allow(&self, path: &str) -> String {
-        // By `push_str`, without a `Vec` and `join`: less Worker code.
-        let at = |p: &str| {
-            let mut allow = String::new();
-            let mut last = "";
-            for r in self.routes.iter().filter(|r| r.matches(r.method, p)) {
-                // Routes of one path are adjacent in the table: skip repeats.
-                if r.method != last {
-                    allow.push_str(r.method);
-                    allow.push_str(", ");
-                    last = r.method;
-                }
-            }
-            allow
-        };
-        let mut allow = at(path);
-        if allow.is_empty() && path.len() > 1 {
-            allow = at(path.strip_suffix('/').unwrap_or(path));
+        // No route is an OPTIONS route: the matcher names the path's methods.
+        match (self.resolve)("OPTIONS", path) {
+            Resolved::Method { allow } => format!("{allow}, OPTIONS"),
+            _ => "OPTIONS".to_string(),
         }
-        allow.push_str("OPTIONS");
-        allow
     }
 }
 
@@ -185,6 +211,8 @@ pub struct Route {
     pub method: &'static str,
     /// With `:name` parameters, as written in the table.
     pub path: &'static str,
+    /// The query parameters, in the order the dispatcher checks them.
+    pub query: &'static [QueryParam],
     pub doc: &'static str,
     pub handler: &'static str,
     /// The request body type's name, when there is one.
@@ -197,6 +225,20 @@ pub struct Route {
     pub responses: &'static [RouteResponse],
     /// The MCP tools whose plans call this route.
     pub tools: &'static [&'static str],
+}
+
+/// One query parameter of a route, as the table declares it: the
+/// dispatcher reads it as its type and answers `error` when it does not fit.
+#[derive(Clone, Copy, Debug)]
+pub struct QueryParam {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub error: Code,
+    /// Inclusive bounds of an integer parameter.
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+    /// What an absent integer parameter is.
+    pub default: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -217,6 +259,65 @@ pub enum Body {
     Errors(&'static [Code]),
 }
 
+/// A typed handler's result as its response: what the generated dispatcher
+/// makes of each route's answer, by the kind of answer its table line
+/// declares.
+impl Route {
+    pub fn answer_json<T: ToJson>(&self, status: u16, result: Result<T, ApiError>) -> Response {
+        self.answer(status, result.as_ref().map(|v| v as &dyn ToJson))
+    }
+
+    /// `answer_json` without its type: one copy for every route.
+    fn answer(&self, status: u16, result: Result<&dyn ToJson, &ApiError>) -> Response {
+        match result {
+            Ok(v) => Response::new(status, JSON, v.to_json()),
+            Err(e) => self.declared_error(*e),
+        }
+    }
+
+    pub fn answer_html(&self, status: u16, result: Result<Html, ApiError>) -> Response {
+        match result {
+            Ok(Html(page)) => Response::new(status, "text/html; charset=utf-8", page.into_bytes()),
+            Err(e) => self.declared_error(e),
+        }
+    }
+
+    /// A text document, of the media type the table gives its route.
+    pub fn answer_text(&self, status: u16, result: Result<String, ApiError>) -> Response {
+        let media = match self.success().map(|r| &r.body) {
+            Some(Body::Media(m)) => m,
+            _ => "text/plain; charset=utf-8",
+        };
+        match result {
+            Ok(text) => Response::new(status, media, text.into_bytes()),
+            Err(e) => self.declared_error(e),
+        }
+    }
+
+    pub fn answer_empty(&self, status: u16, result: Result<(), ApiError>) -> Response {
+        match result {
+            Ok(()) => Response::empty(status),
+            Err(e) => self.declared_error(e),
+        }
+    }
+
+    /// An error the table does not declare for this route is a bug: the
+    /// OpenAPI document and the MCP descriptions would be lying. Debug builds
+    /// (the tests) fail loudly; release builds still answer the code. A
+    /// store failure (500, or 503 for a vanished database file) can meet any
+    /// route.
+    fn declared_error(&self, e: ApiError) -> Response {
+        debug_assert!(
+            matches!(e.0, Code::Internal | Code::Unavailable) || self.declares(e.0),
+            "{} {} returned undeclared error {:?}",
+            self.method,
+            self.path,
+            e.0
+        );
+        Response::from_error(&e)
+    }
+}
+
 impl Route {
     pub fn success(&self) -> Option<&RouteResponse> {
         self.responses
@@ -233,22 +334,6 @@ impl Route {
 
     pub fn statuses(&self) -> impl Iterator<Item = u16> + '_ {
         self.responses.iter().map(|r| r.status)
-    }
-
-    /// Whether a concrete path (`/posts/0123…`) is an instance of this route.
-    pub fn matches(&self, method: &str, path: &str) -> bool {
-        if method != self.method {
-            return false;
-        }
-        let mut want = self.path.split('/');
-        let mut have = path.split('?').next().unwrap_or("").split('/');
-        loop {
-            match (want.next(), have.next()) {
-                (None, None) => return true,
-                (Some(w), Some(h)) if w.starts_with(':') || w == h => {}
-                _ => return false,
-            }
-        }
     }
 }
 
@@ -276,6 +361,9 @@ pub struct Step {
     pub when_prev: Option<&'static str>,
     pub method: &'static str,
     pub path: &'static str,
+    /// The route's query parameters: arguments named like one go in the
+    /// query string.
+    pub query: &'static [&'static str],
     pub args: &'static [(&'static str, Source)],
 }
 

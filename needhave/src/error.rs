@@ -3,10 +3,11 @@
 //! A code fixes its status: the table lists codes under statuses for the
 //! reader and the OpenAPI document, and a test checks the two agree.
 
+use needhave_macros::schema;
 use serde::Serialize;
 
+#[schema]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     BadRequest,
@@ -26,6 +27,9 @@ pub enum Code {
     RateLimited,
     Internal,
     Unavailable,
+    /// The native server's answers in flight are at their memory budget:
+    /// come back after `Retry-After`.
+    Busy,
 }
 
 impl Code {
@@ -47,6 +51,7 @@ impl Code {
         Code::RateLimited,
         Code::Internal,
         Code::Unavailable,
+        Code::Busy,
     ];
 
     pub const fn status(self) -> u16 {
@@ -64,7 +69,7 @@ impl Code {
             Code::TooLarge => 413,
             Code::TooMany | Code::RateLimited => 429,
             Code::Internal => 500,
-            Code::Unavailable => 503,
+            Code::Unavailable | Code::Busy => 503,
         }
     }
 
@@ -87,6 +92,7 @@ impl Code {
             Code::RateLimited => "rate_limited",
             Code::Internal => "internal",
             Code::Unavailable => "unavailable",
+            Code::Busy => "busy",
         }
     }
 }
@@ -116,22 +122,9 @@ impl ApiError {
     }
 }
 
-impl From<crate::store::StoreError> for ApiError {
-    fn from(e: crate::store::StoreError) -> Self {
-        let mut line = String::from("store: ");
-        line.push_str(&e.0);
-        crate::platform::log_error(&line);
-        ApiError::from(if e.is_unavailable() {
-            Code::Unavailable
-        } else {
-            Code::Internal
-        })
-    }
-}
-
 /// The body of every error answer: `{"error": CODE}`.
+#[schema]
 #[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     pub error: Code,
 }

@@ -16,16 +16,21 @@ pub mod client;
 pub mod conditional;
 pub mod config;
 pub mod error;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod gen;
 pub mod handlers;
 pub mod hosts;
 pub mod http;
+pub mod json;
 pub mod mcp;
 pub mod origin;
 pub mod pages;
 pub mod pipeline;
 pub mod platform;
+pub mod query;
 pub mod routes;
 pub mod rules;
+pub mod search;
 pub mod secrets;
 pub mod store;
 

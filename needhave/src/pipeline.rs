@@ -16,7 +16,10 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     if let Some(b) = req.header(BOOKMARK_HEADER) {
         ctx.store.resume(b);
     }
-    let route = ctx.api.route(&req.method, &req.path);
+    // Which route, once: the preflight, the Origin rule, the dispatcher and
+    // the conditional headers all go by this answer.
+    let resolved = (ctx.api.resolve)(&req.method, &req.path);
+    let route = ctx.api.route_of(resolved);
     let raw = route.is_some_and(|r| r.raw);
     let mut resp = if req.method == "OPTIONS" {
         origin::preflight(req, &ctx.config, &ctx.api.allow(&req.path))
@@ -25,7 +28,7 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
     } else if req.body.len() > rules::MAX_BODY {
         Response::error(Code::TooLarge)
     } else {
-        let mut resp = (ctx.api.dispatch)(req, ctx).await;
+        let mut resp = (ctx.api.answer)(req, ctx, resolved).await;
         crate::conditional::dress(req, route, &mut resp);
         resp
     };

@@ -1,9 +1,13 @@
 //! The table: every call of the list, said once.
 //!
-//! Each route line is: doc comment, `METHOD "path" (BodyType)? => handler
-//! raw? replica? -> status Type, status [error codes], …;` (`raw`: the
-//! handler builds its own responses; `replica`: a public GET that may read
-//! from a D1 read replica, while every other route reads the primary).
+//! Each route line is: doc comment, `METHOD "path" ?{ query }? (BodyType)?
+//! => handler raw? replica? -> status Type, status [error codes], …;`
+//! (`?{ name: Type in min..=max = default else code, … }`: a GET's query
+//! parameters, each documented, which the dispatcher reads, bounds and
+//! refuses with its code, and hands to the handler in this order; `raw`:
+//! the handler builds its own responses from the request, after any
+//! declared parameters; `replica`: a public GET that may read from a D1
+//! read replica, while every other route reads the primary).
 //! A write lists `500 [internal]`: besides a store failure, it is what a
 //! write gets when the Worker cannot tell who asks (no `IP_SALT`, no
 //! `CF-Connecting-IP`; see `Ctx::ip_hash`).
@@ -11,20 +15,22 @@
 //! name "Title" [hints]? { arguments } => plan;` where a plan is one or more branches of route calls
 //! (`if arg` picks a branch by an optional argument; `then if field` runs a
 //! next call when the previous answer's field is true). From this the
-//! `routes!` macro generates `dispatch`, `ROUTES`, `openapi_schemas`,
+//! `routes!` macro generates `resolve` (the one matcher), `answer` (the
+//! dispatcher), `ROUTES`, `openapi_schemas`,
 //! `TOOLS` and the tools' argument types.
 
 use crate::handlers::health::Health;
 use crate::handlers::messages::{
     Accept, FirstCreated, FirstReply, NoMessages, PostSecret, ThreadKey, Waiting,
 };
-use crate::handlers::posts::{CreatePost, PostCreated, PostView};
+use crate::handlers::posts::{CreatePost, Kind, PostCreated, PostView};
 use crate::handlers::threads::{
     Callback, LaterCreated, ReplySecret, Thread, ThreadKeyBody, ThreadMessage,
 };
 use crate::handlers::{health, messages, posts, threads};
-// The answer types of raw routes (the public list, `/mcp`) only document
-// them in the OpenAPI builder (native).
+use crate::search::{Cursor, Words};
+// The answer types of raw routes (the list, `/mcp`) only document them in the
+// OpenAPI builder (native).
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::handlers::posts::PostList;
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
@@ -70,11 +76,25 @@ needhave_macros::routes! {
     /// Whether this instance can serve: 200 after one round trip to its store, 503 when the store does not answer. For load balancers and service managers.
     GET "/healthz" => health::check -> 200 Health, 503 [unavailable];
 
-    /// The public list: the 100 newest posts, newest first. No secrets, no messages.
-    GET "/posts" => posts::list raw replica -> 200 PostList;
+    /// The public list, newest first: 100 posts a page, filtered by kind and by words, each page one store round trip. No secrets, no messages.
+    GET "/posts" ?{
+        /// `need` or `have`: only posts of that kind.
+        kind: Kind else bad_kind,
+        /// Words the note must hold, each of them (at most 8 words, 100 characters). Compared as the duplicate rule compares notes: case, accents' Unicode forms, invisible characters and punctuation do not matter; a word matches a note word that begins with it (`bike` finds "bikes"). In Chinese, Japanese or Thai, two or more characters find the notes that contain them. No word at all is no filter.
+        q: Words else bad_request,
+        /// Posts per page, 1 to 100.
+        limit: u32 in 1..=100 = 100 else bad_request,
+        /// The `next` of the previous page: the posts older than its last one. Opaque: only cursors the list made are taken.
+        before: Cursor else bad_request,
+    } => posts::list raw replica -> 200 PostList, 400 [bad_kind, bad_request];
 
-    /// The public list as an Atom 1.0 feed (RFC 4287): the 100 newest posts, newest first, each entry linking to its post.
-    GET "/posts.atom" => pages::feed::feed raw replica -> 200 "application/atom+xml";
+    /// The public list as an Atom 1.0 feed (RFC 4287): the 100 newest posts (of a kind, holding words, when asked), newest first, each entry linking to its post.
+    GET "/posts.atom" ?{
+        /// `need` or `have`: only posts of that kind.
+        kind: Kind else bad_kind,
+        /// Words the note must hold, each of them, as for `GET /posts`.
+        q: Words else bad_request,
+    } => pages::feed::feed raw replica -> 200 "application/atom+xml", 400 [bad_kind, bad_request];
 
     /// Create a need or a have. The post secret is in this answer only: keep it.
     POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,
@@ -117,8 +137,15 @@ needhave_macros::routes! {
     POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,
         400 JsonRpcResponse, 403 JsonRpcResponse, 404 JsonRpcResponse;
 
-    /// Read the public list of needs and haves: the 100 newest posts, newest first, each with its id, kind (need or have) and public note. Free; no secrets, no messages.
-    tool list_posts "List needs and haves" [read_only] {} => GET "/posts" {};
+    /// Read the public list of needs and haves, newest first, 100 posts at a time, each with its id, kind (need or have) and public note. Free; no secrets, no messages. Narrow it with kind and query; when the result has next, pass it back as cursor (with the same kind and query) for the older posts, until there is no next.
+    tool list_posts "List needs and haves" [read_only] {
+        /// need or have: only posts of that kind. Leave out for both.
+        kind,
+        /// Words every matching note must hold (at most 8 words, 100 characters). A word matches a note word that begins with it ("bike" finds "bikes"); case, accents' Unicode forms and punctuation do not matter. In Chinese, Japanese or Thai, give two or more characters of the text. Leave out for every post.
+        query,
+        /// The next value of a previous result, to read the posts older than it. Leave out for the newest.
+        cursor,
+    } => GET "/posts" { kind, q: query, before: cursor };
 
     /// Post a need: a short public note saying what you need. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list (a copy that differs only in case, punctuation, spacing or invisible characters counts as already there); one address may post 10 times an hour.
     tool create_need "Post a need" [idempotent] {
@@ -176,4 +203,90 @@ needhave_macros::routes! {
         /// The message, 1 to 500 characters.
         text: String,
     } => POST "/threads/messages" { thread_key, text };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Resolved;
+
+    /// A concrete path of a route: each `:name` an id.
+    fn concrete(pattern: &str) -> String {
+        pattern
+            .split('/')
+            .map(|s| {
+                if s.starts_with(':') {
+                    "0123456789abcdef0123456789abcdef"
+                } else {
+                    s
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Every route is found by its own method and path, with or without
+    /// one trailing slash, by `route` and by `allow` alike, and another
+    /// method on its path is a 405 naming the same methods as `allow`.
+    #[test]
+    fn one_matcher_agrees_with_itself_on_every_route() {
+        for (i, r) in ROUTES.iter().enumerate() {
+            let path = concrete(r.path);
+            let methods: Vec<&str> = ROUTES
+                .iter()
+                .filter(|o| o.path == r.path)
+                .map(|o| o.method)
+                .collect();
+            let mut variants = vec![path.clone()];
+            if path != "/" {
+                variants.push(format!("{path}/"));
+            }
+            for p in variants {
+                assert!(
+                    matches!(resolve(r.method, &p), Resolved::Route { index, .. } if index == i),
+                    "{} {p}",
+                    r.method
+                );
+                assert_eq!(API.route(r.method, &p).map(|f| f.path), Some(r.path), "{p}");
+                let allow = API.allow(&p);
+                let mut want = methods.join(", ");
+                want.push_str(", OPTIONS");
+                assert_eq!(allow, want, "{p}");
+                match resolve("DELETE", &p) {
+                    Resolved::Method { allow: methods } => {
+                        assert_eq!(format!("{methods}, OPTIONS"), allow, "{p}")
+                    }
+                    other => panic!("DELETE {p}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_paths_are_unknown_to_every_asker() {
+        for p in [
+            "/nope",
+            "//",
+            "/posts//",
+            "/posts/x/y/z",
+            "/a/b/c/d/e/f/g",
+            "/mcp//",
+        ] {
+            assert_eq!(resolve("GET", p), Resolved::NotFound, "{p:?}");
+            assert!(API.route("GET", p).is_none(), "{p:?}");
+            assert_eq!(API.allow(p), "OPTIONS", "{p:?}");
+        }
+    }
+
+    #[test]
+    fn path_parameters_come_back_in_order() {
+        let id = "0123456789abcdef0123456789abcdef";
+        match resolve("POST", &format!("/posts/{id}/accept")) {
+            Resolved::Route { index, params } => {
+                assert_eq!(ROUTES[index].path, "/posts/:id/accept");
+                assert_eq!(params, [Some(id), None]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

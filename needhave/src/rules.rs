@@ -12,10 +12,13 @@
 mod contact;
 mod ignorable;
 mod key;
+mod kind;
+pub mod words;
 
 pub use crate::platform::is_mark;
 pub use ignorable::is_invisible;
 pub use key::fold;
+pub use kind::Kind;
 
 use crate::error::Code;
 

@@ -32,6 +32,7 @@ use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::D1Store;
 use crate::store::session::Sessions;
+use crate::store::{Failing, Store};
 use crate::{platform, routes, rules};
 
 mod url;
@@ -45,6 +46,7 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
     let url = req.url();
     let (authority, path) = url::authority_and_path(&url);
     let mut request = Request::new(&req.method(), path);
+    request.query = query_of(&url).to_string();
     request.headers = Array::from(&req.headers())
         .iter()
         .map(|pair| {
@@ -196,10 +198,6 @@ async fn answer(
     config: Config,
     trips: std::rc::Rc<std::cell::Cell<u32>>,
 ) -> Response {
-    let Some(db) = d1(env) else {
-        platform::log_error("no D1 binding DB");
-        return crate::refusal(request, &config, Code::Internal);
-    };
     // Without it, none: such requests must not share one bucket of the
     // per-IP limits, so their writes are refused (`Ctx::ip_hash`).
     let ip = request
@@ -207,8 +205,18 @@ async fn answer(
         .map(str::trim)
         .unwrap_or("")
         .to_string();
-    let store = Sessions::new(D1Store::new(db.unchecked_into(), trips));
-    let ctx = Ctx::new(&routes::API, Arc::new(store), Arc::new(config), &ip);
+    // `Ctx` holds an `Arc` on every target; the Worker's one thread never
+    // shares it, and D1's handles are not `Send`.
+    #[allow(clippy::arc_with_non_send_sync)]
+    let store: Arc<dyn Store> = match d1(env) {
+        Some(db) => Arc::new(Sessions::new(D1Store::new(db.unchecked_into(), trips))),
+        // A deployment without its database: every call that needs the
+        // store fails as a store failure does (500, logged), `/healthz`
+        // says 503 so that a probe sees it, and what needs no store (the
+        // documents) is still served.
+        None => Arc::new(Failing::new("no D1 binding DB")),
+    };
+    let ctx = Ctx::new(&routes::API, store, Arc::new(config), &ip);
     crate::handle(request, &ctx).await
 }
 
@@ -239,3 +247,9 @@ fn to_js(resp: &Response) -> Result<web_sys::Response, JsValue> {
 // isolate is (workers-rs builds without atomics).
 #[global_allocator]
 static ALLOCATOR: talc::TalckWasm = unsafe { talc::TalckWasm::new_global() };
+
+/// The query string of a URL, without `?` and any fragment.
+fn query_of(url: &str) -> &str {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    query.split('#').next().unwrap_or("")
+}

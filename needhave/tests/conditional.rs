@@ -219,37 +219,19 @@ async fn any_origin_may_preflight_a_conditional_read() {
 // ------------------------------------------------ what a 304 costs the store
 
 mod cost {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
     use needhave::http::Request;
-    use needhave::platform::BoxFuture;
     use needhave::store::sqlite::SqliteStore;
-    use needhave::store::{Memo, Row, Statement, Store, StoreResult};
+    use needhave::store::testing::Counting;
     use needhave::{Config, Ctx};
 
     /// SQLite seen as D1 sees its database: written by others, so with no
     /// clock that vouches for the kept list; counts round trips and rows.
-    struct Counted {
-        inner: SqliteStore,
-        memo: Memo,
-        trips: AtomicUsize,
-        rows: AtomicUsize,
-    }
-
-    impl Store for Counted {
-        fn batch(&self, s: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-            Box::pin(async move {
-                let out = self.inner.batch(s).await?;
-                self.trips.fetch_add(1, Ordering::SeqCst);
-                let n: usize = out.iter().map(Vec::len).sum();
-                self.rows.fetch_add(n, Ordering::SeqCst);
-                Ok(out)
-            })
-        }
-        fn memo(&self) -> Option<&Memo> {
-            Some(&self.memo)
-        }
+    fn as_on_d1() -> Arc<Counting> {
+        Arc::new(Counting::written_by_others(
+            SqliteStore::open(":memory:").unwrap(),
+        ))
     }
 
     async fn get(ctx: &Ctx, inm: Option<&str>) -> needhave::http::Response {
@@ -262,12 +244,7 @@ mod cost {
 
     #[tokio::test]
     async fn a_304_is_one_round_trip_that_reads_no_post() {
-        let store = Arc::new(Counted {
-            inner: SqliteStore::open(":memory:").unwrap(),
-            memo: Memo::new(),
-            trips: AtomicUsize::new(0),
-            rows: AtomicUsize::new(0),
-        });
+        let store = as_on_d1();
         let config = Arc::new(Config {
             ip_salt: "salt".into(),
             ..Config::default()
@@ -291,22 +268,14 @@ mod cost {
         }
         let first = get(&ctx, None).await;
         let tag = first.header("etag").unwrap().to_string();
-        let (trips, rows) = (
-            store.trips.load(Ordering::SeqCst),
-            store.rows.load(Ordering::SeqCst),
-        );
+        let (trips, rows) = (store.trips(), store.rows());
         // A client that holds the list: one statement, one row (the version).
         let r = get(&ctx, Some(&tag)).await;
         assert_eq!(r.status, 304);
-        assert_eq!(store.trips.load(Ordering::SeqCst) - trips, 1);
-        assert_eq!(store.rows.load(Ordering::SeqCst) - rows, 1);
+        assert_eq!(store.trips() - trips, 1);
+        assert_eq!(store.rows() - rows, 1);
         // The same from an isolate that kept nothing (a fresh memo).
-        let fresh = Arc::new(Counted {
-            inner: SqliteStore::open(":memory:").unwrap(),
-            memo: Memo::new(),
-            trips: AtomicUsize::new(0),
-            rows: AtomicUsize::new(0),
-        });
+        let fresh = as_on_d1();
         let empty = get(
             &Ctx::new(
                 &needhave::routes::API,
@@ -321,14 +290,11 @@ mod cost {
         assert_eq!(empty.header("etag"), Some("\"p0\""));
         // Another version held: the kept copy answers, and the statement
         // returned only the version.
-        let (trips, rows) = (
-            store.trips.load(Ordering::SeqCst),
-            store.rows.load(Ordering::SeqCst),
-        );
+        let (trips, rows) = (store.trips(), store.rows());
         let r = get(&ctx, Some("\"p1\"")).await;
         assert_eq!(r.status, 200);
-        assert_eq!(store.trips.load(Ordering::SeqCst) - trips, 1);
-        assert_eq!(store.rows.load(Ordering::SeqCst) - rows, 1);
+        assert_eq!(store.trips() - trips, 1);
+        assert_eq!(store.rows() - rows, 1);
         assert_eq!(r.body, first.body);
     }
 }

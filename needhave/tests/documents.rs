@@ -5,7 +5,7 @@
 //! `discovery.rs`.)
 
 use needhave::api::{Api, Body, Branch, Route, RouteResponse, Step, Tool};
-use needhave::pages::{card, home, llms, robots, skills};
+use needhave::pages::{card, llms, robots, skills};
 use needhave::routes::{API, ROUTES, TOOLS};
 use needhave::store::Consistency;
 
@@ -16,6 +16,7 @@ fn extended() -> &'static Api {
     routes.push(Route {
         method: "GET",
         path: "/badges",
+        query: &[],
         doc: "Every badge (a route only this test has).",
         handler: "pages::badges",
         body: None,
@@ -40,6 +41,7 @@ fn extended() -> &'static Api {
                 when_prev: None,
                 method: "GET",
                 path: "/badges",
+                query: &[],
                 args: &[],
             }],
         }],
@@ -47,7 +49,8 @@ fn extended() -> &'static Api {
     Box::leak(Box::new(Api {
         routes: Box::leak(routes.into_boxed_slice()),
         tools: Box::leak(tools.into_boxed_slice()),
-        dispatch: API.dispatch,
+        resolve: API.resolve,
+        answer: API.answer,
         openapi_schemas: API.openapi_schemas,
         tool_input_schemas: API.tool_input_schemas,
         tool_output_schemas: API.tool_output_schemas,
@@ -57,28 +60,28 @@ fn extended() -> &'static Api {
 #[test]
 fn a_new_route_and_tool_reach_every_document() {
     let api = extended();
-    let llms = llms::llms_txt(api, ORIGIN);
+    let llms = needhave::gen::documents::llms_txt(api, ORIGIN);
     assert!(llms.contains("- `GET /badges`: Every badge (a route only this test has)."));
     assert!(llms.contains("- `list_badges` (List badges, read-only): Read every badge"));
 
-    let md = home::markdown(api);
+    let md = needhave::gen::documents::markdown(api);
     assert!(md.contains("- `GET /badges` — Every badge"));
-    let html = home::render(api);
+    let html = needhave::gen::documents::render(api);
     assert!(html.contains("<li><code>GET /badges</code> — Every badge"));
 
-    let sitemap = robots::sitemap_xml(api, ORIGIN);
+    let sitemap = needhave::gen::documents::sitemap_xml(api, ORIGIN);
     assert!(sitemap.contains("<loc>https://list.example/badges</loc>"));
 
-    let skill = skills::skill_md(api, ORIGIN);
+    let skill = needhave::gen::documents::skill_md(api, ORIGIN);
     assert!(skill.contains("- `list_badges`: Read every badge"));
     assert!(skill.contains("- `GET /badges` (tools: list_badges)"));
     // The index's digest follows the skill's bytes.
     assert_ne!(
-        skills::index_json(api, ORIGIN),
-        skills::index_json(&API, ORIGIN)
+        needhave::gen::documents::index_json(api, ORIGIN),
+        needhave::gen::documents::index_json(&API, ORIGIN)
     );
 
-    let card = card::card(api, ORIGIN);
+    let card = needhave::gen::mcp::card(api, ORIGIN);
     let names: Vec<&str> = card["tools"]
         .as_array()
         .unwrap()
@@ -89,8 +92,8 @@ fn a_new_route_and_tool_reach_every_document() {
     assert_eq!(names.len(), TOOLS.len() + 1);
 
     // And the real table's documents do not have them.
-    assert!(!llms::llms_txt(&API, ORIGIN).contains("badges"));
-    assert!(!robots::sitemap_xml(&API, ORIGIN).contains("badges"));
+    assert!(!needhave::gen::documents::llms_txt(&API, ORIGIN).contains("badges"));
+    assert!(!needhave::gen::documents::sitemap_xml(&API, ORIGIN).contains("badges"));
 }
 
 /// What is served is the checked-in rendering with the origin filled in:
@@ -107,28 +110,34 @@ fn served_documents_are_the_renderings_for_each_origin() {
     ] {
         assert_eq!(
             llms::served(origin),
-            llms::llms_txt(&API, origin),
+            needhave::gen::documents::llms_txt(&API, origin),
             "{origin}"
         );
-        assert_eq!(robots::served_robots(origin), robots::robots_txt(origin));
+        assert_eq!(
+            robots::served_robots(origin),
+            needhave::gen::documents::robots_txt(origin)
+        );
         assert_eq!(
             robots::served_sitemap(origin),
-            robots::sitemap_xml(&API, origin)
+            needhave::gen::documents::sitemap_xml(&API, origin)
         );
-        assert_eq!(skills::served_skill(origin), skills::skill_md(&API, origin));
+        assert_eq!(
+            skills::served_skill(origin),
+            needhave::gen::documents::skill_md(&API, origin)
+        );
         assert_eq!(
             skills::served_index(origin),
-            skills::index_json(&API, origin)
+            needhave::gen::documents::index_json(&API, origin)
         );
         let linkset = catalog::served(origin);
         assert_eq!(
             linkset,
-            serde_json::to_string(&catalog::linkset(origin)).unwrap()
+            serde_json::to_string(&needhave::gen::documents::linkset(origin)).unwrap()
         );
         let card = card::served(&API, origin);
         assert_eq!(
             card,
-            serde_json::to_string(&card::card(&API, origin)).unwrap()
+            serde_json::to_string(&needhave::gen::mcp::card(&API, origin)).unwrap()
         );
         // Each stays JSON.
         for json in [&linkset, &card, &skills::served_index(origin)] {
@@ -191,7 +200,7 @@ fn server_json_is_a_valid_registry_entry_of_the_same_server() {
     broken.as_object_mut().unwrap().remove("name");
     assert!(!validator.is_valid(&broken));
 
-    let card = card::card(&API, "https://needhave.io");
+    let card = needhave::gen::mcp::card(&API, "https://needhave.io");
     for field in ["name", "title", "description", "version", "websiteUrl"] {
         assert_eq!(
             entry[field], card[field],

@@ -1,5 +1,4 @@
-//! The SQLite file as its operator counts on it (CONTRACT.md, "Running it
-//! natively"): private files, a clean stop that leaves the `.db` whole, an
+//! The SQLite file as its operator counts on it (docs/native.md): private files, a clean stop that leaves the `.db` whole, an
 //! online backup that holds what was acknowledged, a list that follows
 //! another process's writes, a vanished file answered 503, and group
 //! commit keeping each batch its own unit.
@@ -343,28 +342,15 @@ async fn a_failing_batch_in_a_group_undoes_only_itself() {
 /// A commit by another connection moves it, and the next list asks.
 #[tokio::test]
 async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
-    use needhave::platform::BoxFuture;
-    use needhave::store::{Memo, Row, Statement, StoreResult};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    struct Counting(SqliteStore, AtomicUsize);
-    impl Store for Counting {
-        fn batch(&self, s: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-            self.1.fetch_add(1, Ordering::SeqCst);
-            self.0.batch(s)
-        }
-        fn memo(&self) -> Option<&Memo> {
-            self.0.memo()
-        }
-    }
+    use needhave::store::testing::Counting;
     let dir = fresh_dir("walclock");
     let db = dir.join("list.db");
-    let store = Arc::new(Counting(
+    let store = Arc::new(Counting::new(
         SqliteStore::open(db.to_str().unwrap()).unwrap(),
-        AtomicUsize::new(0),
     ));
     let config = Arc::new(needhave::Config::default());
     let list = || async {
-        let before = store.1.load(Ordering::SeqCst);
+        let before = store.trips();
         let ctx = needhave::Ctx::new(
             &needhave::routes::API,
             store.clone(),
@@ -375,7 +361,7 @@ async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
         let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         (
             body["posts"].as_array().unwrap().len(),
-            store.1.load(Ordering::SeqCst) - before,
+            store.trips() - before,
         )
     };
     let outside = rusqlite::Connection::open(&db).unwrap();

@@ -256,3 +256,63 @@ async fn the_home_page_and_its_link_header_name_the_feed() {
         .text()
         .contains(r#"<link rel="alternate" type="application/atom+xml" href="/posts.atom""#));
 }
+
+/// A feed of one search: `kind` and `q` filter it as they filter the list,
+/// its own address says what it holds, and its tag moves when a post it
+/// would show arrives.
+#[tokio::test]
+async fn a_feed_of_one_search() {
+    // A word of its own: hex digits after a letter, one word for the index.
+    let word = fresh_note("w").replace(" #", "");
+    let c = Client::new();
+    let need = c
+        .post(
+            "/posts",
+            serde_json::json!({"kind": "need", "note": format!("a need of {word}")}),
+        )
+        .await;
+    assert_eq!(need.status, 201, "{}", need.text());
+    let need_id = need.json()["id"].as_str().unwrap().to_string();
+    let have = c
+        .post(
+            "/posts",
+            serde_json::json!({"kind": "have", "note": format!("a have of {word}")}),
+        )
+        .await;
+    assert_eq!(have.status, 201, "{}", have.text());
+
+    let path = format!("/posts.atom?kind=need&q={word}");
+    let r = c.get(&path).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let f = parse(&r.text());
+    let url = format!("{}{path}", base());
+    assert_eq!(f.self_link, url);
+    assert_eq!(f.id, url);
+    let ids: Vec<&str> = f.entries.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, [format!("{}/posts/{need_id}", base())]);
+    // The word alone finds both, newest first; another word neither.
+    let both = parse(&c.get(&format!("/posts.atom?q={word}")).await.text());
+    assert_eq!(both.entries.len(), 2);
+    assert_eq!(both.entries[1].id, ids[0]);
+    let none = parse(&c.get(&format!("/posts.atom?q={word}x")).await.text());
+    assert!(none.entries.is_empty());
+
+    // The tag is this search's: the whole feed's is another, and a new
+    // matching post moves it.
+    let tag = r.header("etag").unwrap().to_string();
+    let whole = c.get("/posts.atom").await;
+    assert_ne!(whole.header("etag"), Some(tag.as_str()));
+    let again = c.send("GET", &path, None, &[("if-none-match", &tag)]).await;
+    if again.status == 304 {
+        let r = c
+            .post(
+                "/posts",
+                serde_json::json!({"kind": "need", "note": format!("another need of {word}")}),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text());
+    }
+    let moved = c.send("GET", &path, None, &[("if-none-match", &tag)]).await;
+    assert_eq!(moved.status, 200);
+    assert_ne!(moved.header("etag"), Some(tag.as_str()));
+}

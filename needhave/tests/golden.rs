@@ -7,11 +7,10 @@
 //! `documents/`, with `{{origin}}` where the serving origin goes), are
 //! served from
 //! the checked-in files on every target (the Worker links no schema library). When the
-//! table or a type changes, these tests fail until the files are rewritten:
+//! table or a type changes, these tests fail (with a diff) until the files
+//! are rewritten:
 //!
-//!     UPDATE_GOLDEN=1 cargo test -p needhave --test golden
-
-use std::path::PathBuf;
+//!     EXPECTORATE=overwrite cargo test -p needhave --test golden
 
 use serde_json::Value;
 
@@ -20,36 +19,26 @@ fn check(file: &str, generated: Value) {
     check_text(file, text);
 }
 
+/// `file` is relative to the crate (the tests' working directory).
 fn check_text(file: &str, text: String) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        on_disk == text,
-        "needhave/{file} is not what the routes! table generates.\n\
-         If the change is intended, rewrite it with:\n\n    \
-         UPDATE_GOLDEN=1 cargo test -p needhave --test golden\n"
-    );
+    expectorate::assert_contents(file, &text);
 }
 
 #[test]
 fn openapi_document_is_current() {
     check(
         "openapi.json",
-        needhave::pages::openapi::generate(&needhave::routes::API),
+        needhave::gen::openapi::generate(&needhave::routes::API),
     );
     // The same document without whitespace, which is what is served.
     let compact =
-        serde_json::to_string(&needhave::pages::openapi::generate(&needhave::routes::API)).unwrap();
+        serde_json::to_string(&needhave::gen::openapi::generate(&needhave::routes::API)).unwrap();
     check_text("openapi.min.json", compact);
 }
 
 #[test]
 fn tool_schemas_are_current() {
-    let schemas = needhave::mcp::tools::generate_schemas(&needhave::routes::API);
+    let schemas = needhave::gen::tools::generate_schemas(&needhave::routes::API);
     check("tool-schemas.json", schemas.clone());
     // The same without whitespace, which is what every target reads: the
     // Worker pays for each byte it embeds.
@@ -65,16 +54,22 @@ fn tool_schemas_are_current() {
 #[test]
 fn home_page_documents_are_current() {
     let api = &needhave::routes::API;
-    check_text("documents/index.html", needhave::pages::home::render(api));
-    check_text("documents/index.md", needhave::pages::home::markdown(api));
+    check_text(
+        "documents/index.html",
+        needhave::gen::documents::render(api),
+    );
+    check_text(
+        "documents/index.md",
+        needhave::gen::documents::markdown(api),
+    );
     // What is served is what is checked in.
     assert_eq!(
         needhave::pages::home::INDEX_HTML,
-        needhave::pages::home::render(api)
+        needhave::gen::documents::render(api)
     );
     assert_eq!(
         needhave::pages::home::INDEX_MD,
-        needhave::pages::home::markdown(api)
+        needhave::gen::documents::markdown(api)
     );
 }
 
@@ -85,22 +80,22 @@ fn home_page_documents_are_current() {
 fn discovery_documents_are_current() {
     use needhave::pages::{card, catalog, llms, robots, skills, ORIGIN};
     let api = &needhave::routes::API;
-    let skill = skills::skill_md(api, ORIGIN);
+    let skill = needhave::gen::documents::skill_md(api, ORIGIN);
     let documents = [
         (
             "documents/llms.txt",
             llms::LLMS_TXT,
-            llms::llms_txt(api, ORIGIN),
+            needhave::gen::documents::llms_txt(api, ORIGIN),
         ),
         (
             "documents/robots.txt",
             robots::ROBOTS_TXT,
-            robots::robots_txt(ORIGIN),
+            needhave::gen::documents::robots_txt(ORIGIN),
         ),
         (
             "documents/sitemap.xml",
             robots::SITEMAP_XML,
-            robots::sitemap_xml(api, ORIGIN),
+            needhave::gen::documents::sitemap_xml(api, ORIGIN),
         ),
         ("documents/SKILL.md", skills::SKILL_MD, skill),
         (
@@ -111,12 +106,12 @@ fn discovery_documents_are_current() {
         (
             "documents/api-catalog.json",
             catalog::API_CATALOG,
-            serde_json::to_string(&catalog::linkset(ORIGIN)).unwrap(),
+            serde_json::to_string(&needhave::gen::documents::linkset(ORIGIN)).unwrap(),
         ),
         (
             "documents/server-card.json",
             card::SERVER_CARD,
-            card::template(),
+            needhave::gen::documents::template(),
         ),
     ];
     for (file, _, rendered) in &documents {
@@ -132,7 +127,7 @@ fn discovery_documents_are_current() {
 /// document otherwise), and one handler may serve two paths.
 #[test]
 fn operation_ids_are_unique() {
-    let doc = needhave::pages::openapi::generate(&needhave::routes::API);
+    let doc = needhave::gen::openapi::generate(&needhave::routes::API);
     let mut ids: Vec<&str> = doc["paths"]
         .as_object()
         .unwrap()

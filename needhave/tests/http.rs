@@ -49,6 +49,7 @@ scenarios![
     contact_details_order,
     create_rate_limit,
     list_posts,
+    list_posts_bad_parameters,
     read_post,
     first_reply,
     first_reply_bad_input,
@@ -649,6 +650,34 @@ async fn list_posts() {
         // Alone on the list only in an isolated run; at least most are ours.
         assert!(ours.len() >= 50, "{} of ours in the 100 newest", ours.len());
     }
+}
+
+/// The list's parameters as the table declares them: a kind that is not
+/// one is `bad_kind`; a count, a query or a cursor out of bounds is
+/// `bad_request` (the breadth of it: `tests/search.rs`).
+async fn list_posts_bad_parameters() {
+    let c = Client::new();
+    for bad in ["/posts?kind=needs", "/posts?kind=", "/posts?kind=Need"] {
+        c.get(bad).await.expect_error(400, "bad_kind");
+    }
+    for bad in [
+        "/posts?limit=0",
+        "/posts?limit=101",
+        "/posts?limit=ten",
+        "/posts?before=not-a-cursor",
+        "/posts?q=a+b+c+d+e+f+g+h+i",
+    ] {
+        c.get(bad).await.expect_error(400, "bad_request");
+    }
+    let r = c.get("/posts?kind=need&limit=1").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    // The feed takes the same two filters, checked the same way.
+    c.get("/posts.atom?kind=needs")
+        .await
+        .expect_error(400, "bad_kind");
+    c.get("/posts.atom?q=a+b+c+d+e+f+g+h+i")
+        .await
+        .expect_error(400, "bad_request");
 }
 
 async fn read_post() {

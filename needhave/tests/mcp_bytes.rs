@@ -10,9 +10,8 @@
 //! calls each tool makes are in the transcript too. When an answer is meant
 //! to change, rewrite the file with:
 //!
-//!     UPDATE_GOLDEN=1 cargo test -p needhave --test mcp_bytes
+//!     EXPECTORATE=overwrite cargo test -p needhave --test mcp_bytes
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use needhave::mcp::era::{Headers, Transport};
@@ -610,27 +609,8 @@ fn sha256(bytes: &[u8]) -> String {
 #[test]
 fn answers_are_byte_for_byte_the_transcript() {
     let text = transcript();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mcp-transcript.txt");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    if on_disk != text {
-        let first = on_disk
-            .lines()
-            .zip(text.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(on_disk.lines().count().min(text.lines().count()));
-        panic!(
-            "MCP answers differ from tests/data/mcp-transcript.txt at line {}:\n  \
-             file: {}\n  now:  {}\nIf the change is intended: \
-             UPDATE_GOLDEN=1 cargo test -p needhave --test mcp_bytes",
-            first + 1,
-            on_disk.lines().nth(first).unwrap_or("<end>"),
-            text.lines().nth(first).unwrap_or("<end>"),
-        );
-    }
+    // A diff on drift; `EXPECTORATE=overwrite` rewrites the file.
+    expectorate::assert_contents("tests/data/mcp-transcript.txt", &text);
 }
 
 /// The static parts of the answers (`mcp.min.json`) are what the table
@@ -638,16 +618,7 @@ fn answers_are_byte_for_byte_the_transcript() {
 #[test]
 fn static_document_is_current() {
     let text =
-        serde_json::to_string(&needhave::mcp::documents::generate(&needhave::routes::API)).unwrap();
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("mcp.min.json");
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    assert!(
-        std::fs::read_to_string(&path).unwrap_or_default() == text,
-        "needhave/mcp.min.json is not what the table generates. If the change is \
-         intended: UPDATE_GOLDEN=1 cargo test -p needhave --test mcp_bytes"
-    );
+        serde_json::to_string(&needhave::gen::mcp::generate(&needhave::routes::API)).unwrap();
+    expectorate::assert_contents("mcp.min.json", &text);
     assert_eq!(needhave::mcp::documents::DOCUMENT, text);
 }

@@ -449,6 +449,20 @@ fn stdio_server_full_flow_against_needhave_serve() {
     let listed = ok(&m.tool("list_posts", json!({})));
     assert!(listed.to_string().contains(&pid));
     assert!(!listed.to_string().contains(&psecret));
+    // Its filters travel to the list as the query string of GET /posts.
+    let word = note.rsplit('#').next().unwrap();
+    let found = ok(&m.tool("list_posts", json!({"query": word, "kind": "need"})));
+    assert_eq!(
+        found["posts"],
+        json!([{"id": pid, "kind": "need", "note": note}])
+    );
+    let none = ok(&m.tool("list_posts", json!({"query": word, "kind": "have"})));
+    assert_eq!(none["posts"], json!([]));
+    err(
+        &m.tool("list_posts", json!({"cursor": "forged"})),
+        "bad_request",
+    );
+    err(&m.tool("list_posts", json!({"kind": "both"})), "bad_kind");
     assert_eq!(
         ok(&m.tool("read_post", json!({"id": pid}))),
         json!({"id": pid, "kind": "need", "note": note})
@@ -811,6 +825,15 @@ fn stdio_server_speaks_both_eras_against_needhave_serve() {
         json!({"thread_key": key, "text": "hi"}),
     ));
     ok(&m.modern_tool("list_posts", json!({})));
+    let word = note.rsplit('#').next().unwrap();
+    let found = ok(&m.modern_tool("list_posts", json!({"query": word})));
+    assert_eq!(found["posts"][0]["id"], id);
+    // Paging over stdio: a cursor from one page reads the next.
+    let page = ok(&m.modern_tool("list_posts", json!({"kind": "need"})));
+    if let Some(next) = page["next"].as_str() {
+        let older = ok(&m.modern_tool("list_posts", json!({"kind": "need", "cursor": next})));
+        assert!(older["posts"].as_array().is_some_and(|p| !p.is_empty()));
+    }
     ok(&m.modern_tool("read_post", json!({"id": id})));
     err(
         &m.modern_tool("read_post", json!({"id": "0".repeat(32)})),

@@ -161,6 +161,22 @@ async fn a_first_release_file_upgrades_in_place() {
         .await
         .expect_error(409, "duplicate_note");
     post("CAFÉ CRÈME").await.expect_error(409, "duplicate_note");
+    // Old posts are found by their words, newest first, as new ones are.
+    let found = |q: &'static str| async move {
+        let r = send_to(server, list.ip, "GET", &format!("/posts?q={q}"), None, &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        let ids: Vec<String> = r.json()["posts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .collect();
+        ids
+    };
+    let old = |i: usize| format!("{i:032x}");
+    assert_eq!(found("BIKE").await, [old(6), old(1), old(0)]);
+    assert_eq!(found("caf%C3%A9+cr%C3%A8me").await, [old(2)]);
+    assert_eq!(found("quoted").await, [old(5)]);
     let r = post(&fresh_note("a new note")).await;
     assert_eq!(r.status, 201, "{}", r.text());
     stop(child);
@@ -274,7 +290,7 @@ fn checks_of(sql: &str) -> Vec<String> {
 fn the_migrations_make_schema_sql() {
     let fresh = Connection::open_in_memory().unwrap();
     fresh
-        .execute_batch(needhave::store::sqlite::SCHEMA)
+        .execute_batch(needhave::store::migrate::SCHEMA)
         .unwrap();
     let migrated = Connection::open_in_memory().unwrap();
     let files = migrations();
@@ -332,6 +348,145 @@ fn d1_keys_fills_old_rows_like_the_native_upgrade() {
     ] {
         assert!(migrate::d1_key_updates(bad).is_err(), "{bad}");
     }
+}
+
+/// The posts the index of words holds, by rowid.
+fn indexed(conn: &Connection) -> Vec<i64> {
+    conn.prepare("SELECT rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid")
+        .unwrap()
+        .query_map([needhave::rules::words::ANY_INDEXED], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The rowids whose words match an FTS5 query.
+fn matching(conn: &Connection, query: &str) -> Vec<i64> {
+    conn.prepare("SELECT rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid")
+        .unwrap()
+        .query_map([query], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A file of the release before the index (its three migrations, version
+/// 3, keyed rows): the upgrade indexes every old post, once.
+#[test]
+fn a_previous_release_file_gets_its_posts_indexed() {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&first_release_schema()).unwrap();
+    write_old_rows(&conn);
+    for (name, sql) in migrations().iter().skip(1).take(2) {
+        conn.execute_batch(sql)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    conn.execute_batch(
+        "UPDATE posts SET note_key = id; PRAGMA user_version = 3; \
+         UPDATE posts SET kind = 'have' WHERE rowid = 3",
+    )
+    .unwrap();
+    let done = migrate::apply(&conn).unwrap().unwrap();
+    assert_eq!((done.from, done.indexed), (3, OLD_NOTES.len()));
+    assert_eq!(
+        indexed(&conn),
+        (1..=OLD_NOTES.len() as i64).collect::<Vec<_>>()
+    );
+    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7]);
+    assert_eq!(matching(&conn, "\"\u{b7}have\""), [3]);
+    assert_eq!(matching(&conn, "\"caf\u{e9}\"*"), [3]);
+    // Once: a current file is not indexed again.
+    assert_eq!(migrate::apply(&conn).unwrap(), None);
+    assert_eq!(indexed(&conn).len(), OLD_NOTES.len());
+}
+
+/// D1's path for the words: the migrations, then the posts the index lacks
+/// as wrangler's `--json` prints them, through `needhave d1-words`, and
+/// the INSERTs it writes. A second run adds nothing; a post indexed at its
+/// insert is left alone.
+#[test]
+fn d1_words_indexes_old_posts_like_the_native_upgrade() {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&first_release_schema()).unwrap();
+    write_old_rows(&conn);
+    for (_, sql) in migrations() {
+        conn.execute_batch(&sql).unwrap();
+    }
+    // A post written by the new release, indexed at its insert.
+    conn.execute_batch(
+        "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+         VALUES ('ffffffffffffffffffffffffffffffff', 'have', 'a new bike', 'h', 'ip', 9); \
+         INSERT INTO post_words (rowid, words) SELECT rowid, '\u{b7}have a new bike' FROM posts \
+         WHERE id = 'ffffffffffffffffffffffffffffffff';",
+    )
+    .unwrap();
+    let wrangler_json = |conn: &Connection| {
+        let rows: Vec<Value> = conn
+            .prepare(migrate::D1_UNINDEXED)
+            .unwrap()
+            .query_map([], |r| {
+                Ok(
+                    json!({"id": r.get::<_, String>(0)?, "kind": r.get::<_, String>(1)?,
+                    "note": r.get::<_, String>(2)?}),
+                )
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        json!([{"results": rows, "success": true, "meta": {"served_by": "test"}}]).to_string()
+    };
+    let first = wrangler_json(&conn);
+    assert_eq!(first.matches("\"id\"").count(), OLD_NOTES.len());
+    let sql = d1_words(&first);
+    conn.execute_batch(&sql).unwrap();
+    assert_eq!(indexed(&conn).len(), OLD_NOTES.len() + 1);
+    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7, 8]);
+    // Again, and the same file once more: nothing is added twice.
+    assert_eq!(wrangler_json(&conn).matches("\"id\"").count(), 0);
+    conn.execute_batch(&sql).unwrap();
+    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7, 8]);
+    // The list's own query of a word finds them as the test's does.
+    let ours = needhave::search::Words::parse("BIK")
+        .and_then(|w| w.expression(None))
+        .unwrap();
+    assert_eq!(matching(&conn, &ours), [1, 2, 7, 8]);
+    for bad in [
+        "{}",
+        "[{\"results\": [{\"id\": \"x'; DROP TABLE posts; --\", \"kind\": \"need\", \"note\": \"n\"}]}]",
+        "[{\"results\": [{\"id\": \"00000000000000000000000000000000\", \"kind\": \"both\", \"note\": \"n\"}]}]",
+        "nope",
+    ] {
+        assert!(migrate::d1_word_inserts(bad).is_err(), "{bad}");
+    }
+}
+
+/// `needhave d1-words`, and its `--query`.
+fn d1_words(input: &str) -> String {
+    let query = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args(["d1-words", "--query"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(query.stdout).unwrap().trim(),
+        migrate::D1_UNINDEXED
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .arg("d1-words")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let sql = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(sql, migrate::d1_word_inserts(input).unwrap());
+    sql
 }
 
 /// `needhave d1-keys`, the command the README names.

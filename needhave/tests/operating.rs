@@ -717,21 +717,6 @@ async fn limit_refusals_are_counted_by_code() {
     child.wait().unwrap();
 }
 
-/// A store that fails every call.
-struct Broken;
-
-impl needhave::store::Store for Broken {
-    fn batch(
-        &self,
-        _: Vec<needhave::store::Statement>,
-    ) -> needhave::platform::BoxFuture<
-        '_,
-        needhave::store::StoreResult<Vec<Vec<needhave::store::Row>>>,
-    > {
-        Box::pin(async { Err(needhave::store::StoreError("disk I/O error".into())) })
-    }
-}
-
 /// `/healthz` on a store that does not answer: 503 `unavailable`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_is_503_when_the_store_fails() {
@@ -740,7 +725,7 @@ async fn healthz_is_503_when_the_store_fails() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(needhave::native::serve::serve(
         listener,
-        std::sync::Arc::new(Broken),
+        std::sync::Arc::new(needhave::store::testing::Failing::new("disk I/O error")),
         needhave::Config::default(),
         needhave::native::serve::Policy::default(),
         async {
@@ -752,4 +737,23 @@ async fn healthz_is_503_when_the_store_fails() {
     r.expect_error(503, "unavailable");
     let _ = stop.send(());
     served.await.unwrap();
+}
+
+/// A database file deleted under a running server: its open connections
+/// still read the old file, so only asking whether the path is still that
+/// file tells; `/healthz` answers 503 from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_is_503_once_the_file_is_deleted() {
+    let dir = scratch("healthz-deleted");
+    let db = dir.join("list.db");
+    let mut cmd = serve_command("127.0.0.1:0", db.to_str().unwrap());
+    cmd.stderr(std::process::Stdio::null());
+    let (mut child, url) = start(&mut cmd);
+    let server = Server::at(&url);
+    let health = || send_to(&server, fresh_ip(), "GET", "/healthz", None, &[]);
+    assert_eq!(health().await.status, 200);
+    std::fs::remove_file(&db).unwrap();
+    health().await.expect_error(503, "unavailable");
+    signal(&child, "TERM");
+    child.wait().unwrap();
 }

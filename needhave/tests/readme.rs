@@ -18,14 +18,25 @@ fn readme_lists_every_call() {
     for line in text.lines().filter(|l| l.starts_with("| `")) {
         let call = line.trim_start_matches("| `").split('`').next().unwrap();
         let mut words = call.split_whitespace();
-        let (method, path) = (words.next().unwrap(), words.next().unwrap_or(""));
+        let (method, written) = (words.next().unwrap(), words.next().unwrap_or(""));
         if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method) {
             continue; // another table (the MCP tools)
         }
-        assert!(
-            ROUTES.iter().any(|r| r.method == method && r.path == path),
-            "README.md lists {method} {path}, which is not in the table"
-        );
+        // A call may be written with its query parameters (`/posts?kind&q`):
+        // those it names must be the table's, and all of them.
+        let (path, query) = written.split_once('?').unwrap_or((written, ""));
+        let route = ROUTES.iter().find(|r| r.method == method && r.path == path);
+        let Some(route) = route else {
+            panic!("README.md lists {method} {path}, which is not in the table");
+        };
+        if !query.is_empty() {
+            let named: Vec<&str> = query.split('&').collect();
+            let declared: Vec<&str> = route.query.iter().map(|q| q.name).collect();
+            assert_eq!(
+                named, declared,
+                "README.md's {method} {path}: its parameters"
+            );
+        }
     }
 }
 

@@ -3,41 +3,19 @@
 //! a failing store answered as a clean 500.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use needhave::http::{Request, Response};
-use needhave::platform::BoxFuture;
 use needhave::routes::ROUTES;
 use needhave::store::sqlite::SqliteStore;
-use needhave::store::{Memo, Row, Statement, Store, StoreError, StoreResult, Value};
+use needhave::store::testing::{Counting, Failing};
+use needhave::store::{Store, Value};
 use needhave::{Config, Ctx};
 use serde_json::{json, Value as Json};
 
-/// Counts round trips and keeps every statement it ran.
-struct Recording {
-    inner: Arc<SqliteStore>,
-    trips: AtomicUsize,
-    statements: Mutex<Vec<Statement>>,
-}
-
-impl Store for Recording {
-    fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-        self.trips.fetch_add(1, Ordering::SeqCst);
-        self.statements
-            .lock()
-            .unwrap()
-            .extend(statements.iter().cloned());
-        self.inner.batch(statements)
-    }
-
-    fn memo(&self) -> Option<&Memo> {
-        self.inner.memo()
-    }
-}
-
 struct List {
-    store: Arc<Recording>,
+    /// Counts round trips and keeps every statement it ran.
+    store: Arc<Counting>,
     config: Arc<Config>,
     /// The client IP of `call`.
     ip: Mutex<&'static str>,
@@ -46,11 +24,7 @@ struct List {
 impl List {
     fn new() -> Self {
         List {
-            store: Arc::new(Recording {
-                inner: Arc::new(SqliteStore::open(":memory:").unwrap()),
-                trips: AtomicUsize::new(0),
-                statements: Mutex::new(Vec::new()),
-            }),
+            store: Arc::new(Counting::new(SqliteStore::open(":memory:").unwrap())),
             config: Arc::new(Config {
                 ip_salt: "test-salt".into(),
                 ..Config::default()
@@ -98,7 +72,7 @@ impl List {
     }
 
     fn trips(&self) -> usize {
-        self.store.trips.load(Ordering::SeqCst)
+        self.store.trips()
     }
 }
 
@@ -281,14 +255,14 @@ async fn no_statement_scans_a_table() {
             "params": {"name": "read_thread", "arguments": {"message_id": f.reply["id"], "secret": f.reply["secret"]}}})),
     )
     .await;
-    let statements = list.store.statements.lock().unwrap().clone();
+    let statements = list.store.statements();
     let mut plans = BTreeMap::new();
     for s in &statements {
         plans.entry(s.sql).or_insert_with(|| s.params.clone());
     }
     assert!(plans.len() >= 12, "saw {} distinct statements", plans.len());
     let mut scans = Vec::new();
-    list.store.inner.with_connection(|conn| {
+    list.store.inner().with_connection(|conn| {
         for (sql, params) in &plans {
             let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
             let params: Vec<rusqlite::types::Value> = params
@@ -329,7 +303,7 @@ async fn no_statement_scans_a_table() {
 /// Adds `n` old posts, each with one waiting first reply, straight into
 /// the database.
 fn seed(list: &List, from: usize, n: usize) {
-    seed_posts(&list.store.inner, from, n);
+    seed_posts(list.store.inner(), from, n);
 }
 
 fn seed_posts(store: &SqliteStore, from: usize, n: usize) {
@@ -361,17 +335,10 @@ fn seed_posts(store: &SqliteStore, from: usize, n: usize) {
 /// Runs every route (and the list twice more: changed, then unchanged) and
 /// returns the SQLite VM steps each statement took.
 async fn steps(list: &List, tag: &str) -> BTreeMap<&'static str, i32> {
-    let sqls = || -> BTreeSet<&'static str> {
-        list.store
-            .statements
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|s| s.sql)
-            .collect()
-    };
+    let sqls =
+        || -> BTreeSet<&'static str> { list.store.statements().iter().map(|s| s.sql).collect() };
     let reset = |sqls: BTreeSet<&'static str>| {
-        list.store.inner.with_connection(|conn| {
+        list.store.inner().with_connection(|conn| {
             sqls.into_iter()
                 .map(|sql| {
                     let stmt = conn.prepare_cached(sql).unwrap();
@@ -445,7 +412,7 @@ async fn no_call_does_more_work_on_a_longer_list() {
         "work grows with the list:\n{}",
         grew.join("\n")
     );
-    list.store.inner.with_connection(|conn| {
+    list.store.inner().with_connection(|conn| {
         for sql in short.keys() {
             let stmt = conn.prepare_cached(sql).unwrap();
             let n = stmt.get_status(rusqlite::StatementStatus::RePrepare);
@@ -458,7 +425,7 @@ async fn no_call_does_more_work_on_a_longer_list() {
 async fn nothing_secret_at_rest() {
     let list = List::new();
     let flows = [flow(&list, "one").await, flow(&list, "two").await];
-    let dump: Vec<String> = list.store.inner.with_connection(|conn| {
+    let dump: Vec<String> = list.store.inner().with_connection(|conn| {
         let mut out = Vec::new();
         for table in ["posts", "messages"] {
             let mut stmt = conn.prepare(&format!("SELECT * FROM {table}")).unwrap();
@@ -558,11 +525,8 @@ async fn the_kept_list_follows_every_new_post() {
     let (_, again) = list.call("GET", "/posts", None).await;
     assert_eq!(again["posts"].as_array().unwrap().len(), 3);
     assert_eq!(list.trips(), before);
-    let kept = list.store.inner.memo().unwrap().get("posts").unwrap();
-    assert_eq!(
-        serde_json::from_str::<Json>(&kept.1).unwrap(),
-        again["posts"]
-    );
+    let kept = list.store.inner().memo().unwrap().get("posts").unwrap();
+    assert_eq!(serde_json::from_str::<Json>(&kept.1).unwrap(), again);
     // Any write, even one that leaves the list as it is, makes the next
     // list ask the database (which answers "unchanged", no rows); the one
     // after that needs no round trip again.
@@ -587,17 +551,10 @@ async fn the_kept_list_follows_every_new_post() {
 /// wrote behind its back.
 #[tokio::test]
 async fn a_shared_store_checks_the_kept_list_every_time() {
-    struct Shared(Arc<SqliteStore>, Memo);
-    impl Store for Shared {
-        fn batch(&self, s: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-            self.0.batch(s)
-        }
-        fn memo(&self) -> Option<&Memo> {
-            Some(&self.1)
-        }
-    }
-    let inner = Arc::new(SqliteStore::open(":memory:").unwrap());
-    let shared: Arc<dyn Store> = Arc::new(Shared(inner.clone(), Memo::new()));
+    let shared = Arc::new(Counting::written_by_others(
+        SqliteStore::open(":memory:").unwrap(),
+    ));
+    let inner = shared.inner();
     let config = Arc::new(Config::default());
     let get = || async {
         let ctx = Ctx::new(
@@ -613,27 +570,19 @@ async fn a_shared_store_checks_the_kept_list_every_time() {
             .len()
     };
     assert_eq!(get().await, 0);
-    seed_posts(&inner, 0, 2);
+    seed_posts(inner, 0, 2);
     assert_eq!(get().await, 2);
     assert_eq!(get().await, 2);
     // Another writer adds a post; the kept list must not hide it.
-    seed_posts(&inner, 2, 1);
+    seed_posts(inner, 2, 1);
     assert_eq!(get().await, 3);
-}
-
-struct Failing;
-
-impl Store for Failing {
-    fn batch(&self, _: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
-        Box::pin(async { Err(StoreError("disk I/O error at /secret/path".into())) })
-    }
 }
 
 #[tokio::test]
 async fn a_store_failure_is_a_plain_500() {
     let ctx = Ctx::new(
         &needhave::routes::API,
-        Arc::new(Failing),
+        Arc::new(Failing::default()),
         Arc::new(Config::default()),
         "10.0.0.2",
     );

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hostile-client suite: every attack of issue 10 against `needhave serve`.
+"""The hostile-client suite: every attack docs/crowd.md describes, against `needhave serve`.
 
 Each attack runs against a fresh `needhave serve` started under
 `ulimit -n 1024` (the common default that one address exhausted), on a

@@ -1,13 +1,16 @@
-//! `dispatch`: method + path → handler, with the contract's input rules.
+//! `resolve` (method + path → which route) and `answer` (that route's
+//! handler, with the input rules every call has).
 //!
-//! Routes are grouped by shape (the path with parameter names erased) into
-//! one slice pattern each, so a known path with another method is told apart
-//! from an unknown path: 405 with `Allow` versus 404.
+//! `resolve` is the one matcher: routes are grouped by shape (the path with
+//! parameter names erased) into one slice pattern each, so a known path with
+//! another method is told apart from an unknown path (405 with `Allow`
+//! versus 404). It names a route (its index in `ROUTES`, and its path
+//! parameters as strings) before anything runs, and whatever else needs
+//! "which route" (the preflight's `Allow`, logs, metrics) asks it too.
 //!
-//! The match names a route (its index in `ROUTES`, and its path parameters
-//! as strings) before anything runs; what every route does alike (the
-//! store session of its consistency) follows once, and only then the arm of
-//! that route: its ids, its body, its handler, its answer. Every handler's
+//! In `answer`, what every route does alike (ids, body, the store session of
+//! its consistency) comes once, and only then the arm of that route: its
+//! query, its body's type, its handler, its answer. Every handler's
 //! future is inlined into this one function in the Worker, so a step written
 //! in each arm is paid once per route there.
 //!
@@ -41,16 +44,10 @@ pub fn expand(table: &Table) -> TokenStream {
             })
             .collect::<Vec<_>>()
     });
-
-    // Every route's path parameters travel in one array of the largest
-    // count, unused places `None` (and all of a raw route's, which reads its
-    // own request).
-    let width = table
-        .routes
-        .iter()
-        .map(|r| r.params().len())
-        .max()
-        .unwrap_or(0);
+    // The longest path, in segments: a longer request path is unknown
+    // before it is split any further.
+    let depth = shapes.iter().map(Vec::len).max().unwrap_or(1);
+    let width = crate::check::MAX_PATH_PARAMS;
 
     let arms = shapes.iter().map(|shape| {
         let pattern = shape.iter().enumerate().map(|(i, seg)| match seg {
@@ -77,18 +74,22 @@ pub fn expand(table: &Table) -> TokenStream {
             .map(|(_, r)| r.method.to_string())
             .collect::<Vec<_>>()
             .join(", ");
+        let padding: Vec<TokenStream> = (bound.len()..width)
+            .map(|_| quote!(::core::option::Option::None))
+            .collect();
         let methods = members.iter().map(|(i, r)| {
             let method = r.method.to_string();
-            let given = if r.raw { &[][..] } else { &bound[..] };
-            let padding = (given.len()..width).map(|_| quote!(::core::option::Option::None));
-            let params = quote!([#(::core::option::Option::Some(*#given),)* #(#padding,)*]);
-            let has_body = r.body.is_some() && !r.raw;
-            quote!(#method => (#i, #params, #has_body),)
+            quote! {
+                #method => crate::api::Resolved::Route {
+                    index: #i,
+                    params: [#(::core::option::Option::Some(*#bound),)* #(#padding,)*],
+                },
+            }
         });
         quote! {
-            [#(#pattern),*] => match req.method.as_str() {
+            [#(#pattern),*] => match method {
                 #(#methods)*
-                _ => return crate::http::Response::method_not_allowed(#allow),
+                _ => crate::api::Resolved::Method { allow: #allow },
             },
         }
     });
@@ -99,26 +100,51 @@ pub fn expand(table: &Table) -> TokenStream {
     });
 
     quote! {
-        /// Answers one request. Never panics on input: every malformed request
-        /// gets the contract's `{"error": CODE}`.
-        pub async fn dispatch(req: &crate::http::Request, ctx: &crate::api::Ctx) -> crate::http::Response {
-            // A trailing slash is forgiven (`/mcp/` is `/mcp`): clients paste
-            // URLs with one. Only one, and never down to the bare root, so
-            // `//` stays unknown.
-            let path = match req.path.strip_suffix('/') {
+        /// Which route a method and a concrete path are: the one matcher.
+        ///
+        /// A trailing slash is forgiven (`/mcp/` is `/mcp`): clients paste
+        /// URLs with one. Only one, and never down to the bare root, so `//`
+        /// stays unknown.
+        pub fn resolve<'a>(method: &str, path: &'a str) -> crate::api::Resolved<'a> {
+            let path = match path.strip_suffix('/') {
                 ::core::option::Option::Some(p) if p.len() > 1 && !p.ends_with('/') => p,
-                _ => req.path.as_str(),
+                _ => path,
             };
-            let segments: ::std::vec::Vec<&str> =
-                path.strip_prefix('/').unwrap_or(path).split('/').collect();
-            // First which route (and its path's parameters), then what is the
-            // same for every route, once, then the route's own call: the steps
-            // every route shares are not repeated in each route's arm.
-            let (__index, __params, __has_body): (usize, [::core::option::Option<&str>; #width], bool) =
-                match segments.as_slice() {
-                    #(#arms)*
-                    _ => return crate::http::Response::error(crate::error::Code::NotFound),
-                };
+            // Split into a fixed array, not a `Vec`: no allocation, and a
+            // path longer than any route's is unknown at once.
+            let mut segments = [""; #depth];
+            let mut n = 0;
+            for s in path.strip_prefix('/').unwrap_or(path).split('/') {
+                if n == #depth {
+                    return crate::api::Resolved::NotFound;
+                }
+                segments[n] = s;
+                n += 1;
+            }
+            match &segments[..n] {
+                #(#arms)*
+                _ => crate::api::Resolved::NotFound,
+            }
+        }
+
+        /// Answers one request, once [`resolve`] has said which route it is.
+        /// Never panics on input: every malformed request gets the
+        /// contract's `{"error": CODE}`.
+        pub async fn answer<'a>(
+            req: &'a crate::http::Request,
+            ctx: &'a crate::api::Ctx,
+            resolved: crate::api::Resolved<'a>,
+        ) -> crate::http::Response {
+            let (__index, __params) = match resolved {
+                crate::api::Resolved::Route { index, params } => (index, params),
+                crate::api::Resolved::Method { allow } => {
+                    return crate::http::Response::method_not_allowed(allow)
+                }
+                crate::api::Resolved::NotFound => {
+                    return crate::http::Response::error(crate::error::Code::NotFound)
+                }
+            };
+            let __route = &ROUTES[__index];
             // Path ids, then the body: a bad id is `not_found` before a bad
             // body is `bad_request`.
             for __p in __params.iter().flatten() {
@@ -126,18 +152,19 @@ pub fn expand(table: &Table) -> TokenStream {
                     return crate::http::Response::error(crate::error::Code::NotFound);
                 }
             }
-            let __fields = if __has_body {
-                match crate::http::body_object(req) {
+            // A raw handler reads its own body (MCP) or has none.
+            let __fields = if __route.body.is_some() && !__route.raw {
+                match crate::json::body_object(&req.body) {
                     ::core::result::Result::Ok(fields) => fields,
                     ::core::result::Result::Err(e) => return crate::http::Response::from_error(&e),
                 }
             } else {
-                crate::http::Fields::new()
+                crate::json::Fields::new()
             };
             // The handler's `ctx.store` is a session of the route's
             // consistency (replica or primary) where the store has sessions
             // (D1); elsewhere the request's own context, untouched.
-            let __session = ctx.session(ROUTES[__index].consistency);
+            let __session = ctx.session(__route.consistency);
             let ctx: &crate::api::Ctx = __session.as_ref().unwrap_or(ctx);
             match __index {
                 #(#calls)*
@@ -149,9 +176,6 @@ pub fn expand(table: &Table) -> TokenStream {
 
 fn call_route(index: usize, r: &Route) -> TokenStream {
     let handler = &r.handler;
-    if r.raw {
-        return quote_spanned!(handler.span()=> #handler(req, ctx).await);
-    }
     let params: Vec<(syn::Ident, usize)> = r
         .segments()
         .into_iter()
@@ -174,11 +198,53 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
             let #name = crate::http::Id::checked(__params[#k].unwrap_or_default());
         }
     });
-    let names: Vec<&syn::Ident> = params.iter().map(|(n, _)| n).collect();
+    let parse_query = r.query.iter().map(|q| {
+        let name = format_ident!("{}", q.name, span = generated_at(q.name.span()));
+        let key = q.name.to_string();
+        let ty = &q.ty;
+        let code = super::code::of_query(q);
+        let refuse = quote!(return crate::http::Response::error(crate::error::Code::#code));
+        let bounds = q.bounds.as_ref().map(|(min, max)| {
+            quote! {
+                if #name.is_some_and(|v| !(#min..=#max).contains(&v)) {
+                    #refuse
+                }
+            }
+        });
+        let default = q
+            .default
+            .as_ref()
+            .map(|d| quote!(let #name = #name.unwrap_or(#d);));
+        quote! {
+            let #name: ::core::option::Option<#ty> =
+                match crate::query::param::<#ty>(&req.query, #key) {
+                    ::core::result::Result::Ok(v) => v,
+                    ::core::result::Result::Err(()) => #refuse,
+                };
+            #bounds
+            #default
+        }
+    });
+    let mut names: Vec<syn::Ident> = params.iter().map(|(n, _)| n.clone()).collect();
+    names.extend(
+        r.query
+            .iter()
+            .map(|q| format_ident!("{}", q.name, span = generated_at(q.name.span()))),
+    );
+    if r.raw {
+        // A raw handler builds its own response from the request (its
+        // headers: a conditional read), after its declared parameters.
+        let queried = names.iter().skip(params.len());
+        let call = quote_spanned!(handler.span()=> #handler(req, ctx, #(#queried,)*).await);
+        return quote! {{
+            #(#parse_query)*
+            #call
+        }};
+    }
     let (parse_body, body_arg) = match &r.body {
         Some(ty) => (
             quote! {
-                let body: #ty = match crate::http::FromBody::from_body(&__fields) {
+                let body: #ty = match crate::json::FromBody::from_body(&__fields) {
                     ::core::option::Option::Some(v) => v,
                     ::core::option::Option::None => {
                         return crate::http::Response::error(crate::error::Code::BadRequest)
@@ -192,10 +258,10 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     let success = r.success().expect("checked: one success response");
     let status = &success.status;
     let (ty, respond) = match &success.kind {
-        ResponseKind::Json(ty) => (quote!(#ty), quote!(from_json)),
-        ResponseKind::Html => (quote!(crate::http::Html), quote!(from_html)),
-        ResponseKind::Media(_) => (quote!(::std::string::String), quote!(from_text)),
-        ResponseKind::Empty => (quote!(()), quote!(from_empty)),
+        ResponseKind::Json(ty) => (quote!(#ty), quote!(answer_json)),
+        ResponseKind::Html => (quote!(crate::http::Html), quote!(answer_html)),
+        ResponseKind::Media(_) => (quote!(::std::string::String), quote!(answer_text)),
+        ResponseKind::Empty => (quote!(()), quote!(answer_empty)),
         ResponseKind::Errors(_) => unreachable!("success is not an error list"),
     };
     let ty_span = match &success.kind {
@@ -207,10 +273,13 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     let result = quote_spanned!(ty_span=> result);
     quote! {{
         #(#parse_params)*
+        // In the order the table declares them: the first that does not fit
+        // names the error.
+        #(#parse_query)*
         #parse_body
         let result = #call;
         let result: #result_ty = #result;
-        crate::http::Response::#respond(&ROUTES[#index], #status, result)
+        ROUTES[#index].#respond(#status, result)
     }}
 }
 

@@ -1,5 +1,6 @@
 //! From a checked table to code. Each file writes one generated item.
 
+mod code;
 mod dispatch;
 mod openapi;
 mod routes;
@@ -25,7 +26,8 @@ pub fn expand(table: &Table) -> TokenStream {
         pub static API: crate::api::Api = crate::api::Api {
             routes: ROUTES,
             tools: TOOLS,
-            dispatch: dispatch_boxed,
+            resolve,
+            answer: answer_boxed,
             #[cfg(not(target_arch = "wasm32"))]
             openapi_schemas,
             #[cfg(not(target_arch = "wasm32"))]
@@ -34,31 +36,12 @@ pub fn expand(table: &Table) -> TokenStream {
             tool_output_schemas,
         };
 
-        fn dispatch_boxed<'a>(
+        fn answer_boxed<'a>(
             req: &'a crate::http::Request,
             ctx: &'a crate::api::Ctx,
+            resolved: crate::api::Resolved<'a>,
         ) -> crate::platform::BoxFuture<'a, crate::http::Response> {
-            ::std::boxed::Box::pin(dispatch(req, ctx))
+            ::std::boxed::Box::pin(answer(req, ctx, resolved))
         }
     }
-}
-
-/// `empty_note` → `EmptyNote`: the variant of `crate::error::Code`.
-///
-/// Spanned at the code in the table, so that rustc's "no variant" error
-/// points at it (its "similar name" hint then shows the CamelCase variant,
-/// and `check.rs` says how that is spelled in the table).
-pub fn variant(code: &syn::Ident) -> syn::Ident {
-    let camel: String = code
-        .to_string()
-        .split('_')
-        .map(|w| {
-            let mut c = w.chars();
-            match c.next() {
-                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
-                None => String::new(),
-            }
-        })
-        .collect();
-    syn::Ident::new(&camel, code.span())
 }

@@ -24,10 +24,15 @@ pub fn expand(table: &Table) -> TokenStream {
             }
             _ => None,
         });
+        let query = r.query.iter().map(|q| {
+            let ty = &q.ty;
+            quote!(g.subschema_for::<#ty>().to_value())
+        });
         quote! {
             crate::api::OperationSchemas {
                 body: #body,
                 typed: ::std::vec![#(#typed),*],
+                query: ::std::vec![#(#query),*],
             }
         }
     });

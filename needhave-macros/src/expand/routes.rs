@@ -16,7 +16,7 @@ pub fn expand(table: &Table) -> TokenStream {
             _ => &[],
         };
         codes.iter().map(move |c| {
-            let v = super::variant(c);
+            let v = super::code::variant(c);
             let message = format!("`{c}` is not a {} error: list it under its own status (Code::status)", status.base10_digits());
             quote_spanned! {c.span()=>
                 const _: () = ::core::assert!(crate::error::Code::#v.status() == #status, #message);
@@ -54,7 +54,7 @@ pub fn expand(table: &Table) -> TokenStream {
                 ResponseKind::Empty => quote!(crate::api::Body::Empty),
                 ResponseKind::Errors(codes) => {
                     let codes = codes.iter().map(|c| {
-                        let v = super::variant(c);
+                        let v = super::code::variant(c);
                         quote_spanned!(v.span()=> crate::error::Code::#v)
                     });
                     quote!(crate::api::Body::Errors(&[#(#codes),*]))
@@ -72,10 +72,33 @@ pub fn expand(table: &Table) -> TokenStream {
             })
             .map(|t| t.name.to_string())
             .collect();
+        let query = r.query.iter().map(|q| {
+            let name = q.name.to_string();
+            let doc = &q.doc;
+            let code = super::code::of_query(q);
+            let opt = |v: Option<&syn::LitInt>| match v {
+                Some(v) => quote!(::core::option::Option::Some(#v)),
+                None => quote!(::core::option::Option::None),
+            };
+            let min = opt(q.bounds.as_ref().map(|b| &b.0));
+            let max = opt(q.bounds.as_ref().map(|b| &b.1));
+            let default = opt(q.default.as_ref());
+            quote! {
+                crate::api::QueryParam {
+                    name: #name,
+                    doc: #doc,
+                    error: crate::error::Code::#code,
+                    min: #min,
+                    max: #max,
+                    default: #default,
+                }
+            }
+        });
         quote! {
             crate::api::Route {
                 method: #method,
                 path: #path,
+                query: &[#(#query),*],
                 doc: #doc,
                 handler: #handler,
                 body: #body,

@@ -21,10 +21,27 @@ pub fn expand(table: &Table) -> TokenStream {
         let name = tool.name.to_string();
         let args = format_ident!("{}", tool.name);
         let fields = tool.fields.iter().map(|f| {
-            let attrs = &f.attrs;
             let n = &f.name;
-            let ty = &f.ty;
-            quote!(#(#attrs)* pub #n: #ty)
+            if let Some(ty) = &f.ty {
+                let attrs = &f.attrs;
+                return quote!(#(#attrs)* pub #n: #ty);
+            }
+            // Taken from the query parameter the argument feeds: its type,
+            // optional, and its description unless the tool gives one.
+            let q = table
+                .fed_query(tool, n)
+                .expect("checked: an untyped argument feeds a parameter");
+            let ty = &q.ty;
+            let attrs = if f.attrs.is_empty() {
+                &q.attrs
+            } else {
+                &f.attrs
+            };
+            let range = q
+                .bounds
+                .as_ref()
+                .map(|(min, max)| quote!(#[schemars(range(min = #min, max = #max))]));
+            quote!(#(#attrs)* #range pub #n: ::core::option::Option<#ty>)
         });
         // Native only, for schemars: the calls' arguments are checked against
         // the schema checked in from these (`mcp::tools::check_args`), which
@@ -52,7 +69,7 @@ pub fn expand(table: &Table) -> TokenStream {
                     })
                     .unwrap_or_else(|| quote!(::serde_json::Value));
                 let conditional = s.when_prev.is_some();
-                quote!((#conditional, crate::mcp::tools::answer_schema::<#ty>()))
+                quote!((#conditional, crate::gen::tools::answer_schema::<#ty>()))
             });
             quote!(::std::vec![#(#steps),*])
         });
@@ -68,6 +85,10 @@ pub fn expand(table: &Table) -> TokenStream {
                 let when_prev = opt_str(s.when_prev.as_ref().map(|w| w.to_string()));
                 let method = s.method.to_string();
                 let path = &s.path;
+                let query: Vec<String> = table
+                    .route_of(s)
+                    .map(|r| r.query.iter().map(|q| q.name.to_string()).collect())
+                    .unwrap_or_default();
                 let args = s.args.iter().map(|a| {
                     let n = a.name.to_string();
                     let src = match &a.source {
@@ -88,6 +109,7 @@ pub fn expand(table: &Table) -> TokenStream {
                         when_prev: #when_prev,
                         method: #method,
                         path: #path,
+                        query: &[#(#query),*],
                         args: &[#(#args),*],
                     }
                 }

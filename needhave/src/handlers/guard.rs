@@ -108,6 +108,19 @@ impl Guarded {
         guard_params: Vec<Value>,
         values: Vec<Value>,
     ) -> Result<Row, ApiError> {
+        self.run_then(ctx, guard_params, values, Vec::new()).await
+    }
+
+    /// [`run`](Self::run), with `after` in the same batch (one
+    /// transaction), after the INSERT: writes that go with the row, which
+    /// guard themselves on the row being there.
+    pub async fn run_then(
+        &self,
+        ctx: &Ctx,
+        guard_params: Vec<Value>,
+        values: Vec<Value>,
+        after: Vec<Statement>,
+    ) -> Result<Row, ApiError> {
         let mut params = guard_params.clone();
         params.extend(values);
         let check = Statement {
@@ -118,7 +131,9 @@ impl Guarded {
             sql: self.insert,
             params,
         };
-        let mut results = ctx.store.batch(vec![check, insert]).await?;
+        let mut batch = vec![check, insert];
+        batch.extend(after);
+        let mut results = ctx.store.batch(batch).await?;
         if let Some(row) = results.get_mut(1).and_then(|rows| rows.pop()) {
             return Ok(row);
         }

@@ -1,9 +1,8 @@
 //! First messages on a post: write one (hidden), the author's waiting list,
 //! and the author's acceptance, which opens a thread.
 
-use needhave_macros::{FromBody, ToJson};
+use needhave_macros::{schema, FromBody, ToJson};
 
-use super::flag;
 use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::error::{ApiError, Code};
@@ -12,19 +11,16 @@ use crate::rules;
 use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{prepare, Row, RowExt, StoreExt};
 
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct FirstReply {
     /// The first message: 1 to 500 characters after trimming. Hidden until
     /// the post's author accepts it.
     pub text: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct FirstCreated {
     pub id: String,
     pub post_id: String,
@@ -35,28 +31,22 @@ pub struct FirstCreated {
     pub secret: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct NoMessages {
     /// Always empty: first messages stay hidden from the public.
     pub messages: Vec<MessageView>,
 }
 
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct PostSecret {
     /// The post secret from the create answer.
     pub secret: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct MessageView {
     pub id: String,
     pub text: String,
@@ -77,18 +67,15 @@ impl MessageView {
     }
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct Waiting {
     /// The first messages not yet accepted, oldest first.
     pub messages: Vec<MessageView>,
 }
 
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct Accept {
     /// The post secret from the create answer.
     pub secret: String,
@@ -96,11 +83,8 @@ pub struct Accept {
     pub message_id: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct ThreadKey {
     /// The thread's key: whoever holds it reads and writes the thread.
     pub thread_key: String,
@@ -188,7 +172,7 @@ pub async fn waiting(ctx: &Ctx, id: Id, body: PostSecret) -> Result<Waiting, Api
         )
         .await?;
     let first = rows.first().ok_or(ApiError::from(Code::NotFound))?;
-    if !flag(first, "ok") {
+    if !first.flag("ok") {
         return Err(Code::BadSecret.into());
     }
     let messages = MessageView::rows(&rows);

@@ -2,70 +2,38 @@
 
 use std::sync::Arc;
 
-use needhave_macros::{FromBody, ToJson};
+use needhave_macros::{schema, FromBody, ToJson};
 
 use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
 use crate::error::{ApiError, Code};
-use crate::http::{Id, Request, Response, ToJson};
+use crate::http::{Id, Request, Response};
+use crate::json::ToJson;
 use crate::rules;
+use crate::rules::words::index_text;
+use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema),
-    serde(rename_all = "lowercase")
-)]
-pub enum Kind {
-    Need,
-    Have,
-}
+pub use crate::rules::Kind;
 
-impl Kind {
-    pub fn parse(s: &str) -> Option<Kind> {
-        match s {
-            "need" => Some(Kind::Need),
-            "have" => Some(Kind::Have),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Need => "need",
-            Kind::Have => "have",
-        }
-    }
-}
-
-impl ToJson for Kind {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        self.as_str().write_json(out)
-    }
-}
-
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct CreatePost {
     /// `need` or `have`.
     // A string rather than `Kind`, so that a missing or unknown kind is
     // `bad_kind` while a kind of the wrong JSON type stays `bad_request`.
     // (An absent or null `Option` field reads as `None`.)
-    #[cfg_attr(not(target_arch = "wasm32"), schemars(with = "Kind", required))]
+    #[schemars(with = "Kind", required)]
     pub kind: Option<String>,
     /// The public note: 1 to 500 characters after trimming, unique on the
     /// list, with no e-mail address or phone number.
     pub note: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct PostCreated {
     pub id: String,
     pub kind: Kind,
@@ -74,26 +42,43 @@ pub struct PostCreated {
     pub secret: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct PostView {
     pub id: String,
     pub kind: Kind,
     pub note: String,
 }
 
-// The answer of `GET /posts`, for the OpenAPI document: `list` writes it
-// from the kept serialized list, not through this type.
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
+// The answer of `GET /posts`, written once as JSON text (`page_json`),
+// which is what the store's memo keeps for the bare list.
+#[schema(serialize)]
+#[derive(ToJson)]
 pub struct PostList {
-    /// The 100 newest posts, newest first.
+    /// The matching posts, newest first: at most `limit` (100 unless asked).
     pub posts: Vec<PostView>,
+    /// There only when older posts match too: pass it as `before` (MCP: `cursor`) for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    // Left out when there is no next page, never `null`.
+    #[schemars(with = "String", default)]
+    pub next: Option<String>,
+}
+
+/// A page as the answer's JSON text.
+fn page_json(page: Page) -> Arc<str> {
+    let list = PostList {
+        posts: page.posts,
+        next: page.next.map(Cursor::encode),
+    };
+    // Valid UTF-8: JSON written from strings.
+    String::from_utf8(list.to_json()).unwrap_or_default().into()
+}
+
+/// One page of the list: its posts, newest first, and the cursor of the
+/// next page when older posts match too.
+pub struct Page {
+    pub posts: Vec<PostView>,
+    pub next: Option<Cursor>,
 }
 
 /// A create: no copy of the note (by its key's digest, by the exact note,
@@ -141,7 +126,13 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         sha256_hex(&secret).into(),
         ctx.now_ms.into(),
     ];
-    CREATE.run(ctx, guards, values).await?;
+    // The post's words, in the same batch (one transaction): searchable the
+    // moment the 201 is sent. Only a row the insert made is indexed.
+    let words =
+        prepare("INSERT INTO post_words (rowid, words) SELECT rowid, ?2 FROM posts WHERE id = ?1")
+            .bind(&id)
+            .bind(index_text(kind, note));
+    CREATE.run_then(ctx, guards, values, vec![words]).await?;
     Ok(PostCreated {
         id,
         kind,
@@ -165,92 +156,232 @@ const LIST: &str = "posts";
 /// What tells the list's version tags from the feed's.
 const LIST_TAG: char = 'p';
 
-/// The public list's one statement. `?1` is the version of the list this
-/// store keeps serialized (`max(rowid)` when it was read), `?2` the version
-/// the client holds (from its `If-None-Match`), each -1 when there is none.
+/// The statement of a page of the list, from its row selection `$rows`
+/// (`r, id, kind, note, created_at`, newest first, after `?4`, the row
+/// number below which the page starts).
 ///
-/// Posts are never changed or deleted, so the newest 100 change exactly when
-/// `max(rowid)` does. The first row is always the version alone (`top`, no
-/// post), so an empty answer says which version it vouches for. The version
-/// test sits in the LIMIT, which SQLite evaluates once before the scan: a
-/// list at either known version reads no rows at all and costs two index
-/// lookups, however long the list. (In the WHERE clause the same test was
-/// checked row by row, so an unchanged list walked the whole index: 2 ms at
-/// 20 k posts.)
-const LIST_SQL: &str =
-    "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS id, NULL AS kind, NULL AS note \
-     UNION ALL SELECT * FROM (SELECT NULL, id, kind, note \
-     FROM posts ORDER BY created_at DESC, rowid DESC \
-     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE 100 END)";
+/// Its first row is the list's version alone (`top`: `max(rowid)`, which
+/// moves with every new post and only then, since posts are never changed
+/// or deleted), so even an empty answer says which version it vouches for.
+/// The posts follow only when the version is neither `?1` (the one the
+/// client holds, from its `If-None-Match`) nor `?2` (the one this store
+/// keeps serialized), each -1 when there is none; `?3` is how many. The
+/// version test sits in the LIMIT, which SQLite evaluates once before the
+/// scan: a page at a known version reads no post at all, two index lookups
+/// however long the list. (In the WHERE clause SQLite checks the same
+/// test row by row, and an unchanged list walks the whole index.)
+macro_rules! page_sql {
+    ($rows:literal) => {
+        concat!(
+            "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
+             NULL AS note, NULL AS created_at \
+             UNION ALL SELECT * FROM (SELECT NULL, ",
+            $rows,
+            " LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)"
+        )
+    };
+}
 
-/// The public list: at most one round trip; from the kept copy while it is
-/// current; a 304 when the client's `If-None-Match` names the current
-/// version (see [`crate::conditional`]).
-///
-/// A raw route: the answer is `{"posts": …}` around the kept JSON text,
-/// written as bytes. (Serializing a kept text inside a typed answer would
-/// take serde_json's `raw_value`, which costs the Worker about 4 KB gzip.)
-pub async fn list(req: &Request, ctx: &Ctx) -> Response {
-    let held = conditional::known_version(req, LIST_TAG, "");
-    match kept_list(ctx, held).await {
-        Ok((version, None)) => {
-            conditional::not_modified(&conditional::version_tag(LIST_TAG, version, ""), LIST_CACHE)
+/// A page of every post: the row-number order is the order of insertion,
+/// newest first, and a cursor is a row number, so a page is one walk down
+/// the table's own b-tree from the cursor.
+const PAGE_SQL: &str =
+    page_sql!("rowid, id, kind, note, created_at FROM posts WHERE rowid < ?4 ORDER BY rowid DESC");
+
+/// A page of one kind (`?5`), down `posts_kind` (kind, then row number).
+const KIND_SQL: &str = page_sql!(
+    "rowid, id, kind, note, created_at FROM posts \
+     WHERE kind = ?5 AND rowid < ?4 ORDER BY rowid DESC"
+);
+
+/// A page of the posts whose words match `?5`: the full-text index yields
+/// row numbers newest first from the cursor down, and stops at the page's
+/// end.
+const WORDS_SQL: &str = page_sql!(
+    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+     FROM post_words JOIN posts ON posts.rowid = post_words.rowid \
+     WHERE post_words MATCH ?5 AND post_words.rowid < ?4 \
+     ORDER BY post_words.rowid DESC"
+);
+
+/// Above every row number: the bound of a first page. (2^53: D1 binds
+/// numbers as JavaScript doubles.)
+const TOP: i64 = 1 << 53;
+
+/// What a reader of the list asks for: posts of `kind` when given, whose
+/// notes hold `words` when given (see `search`), older than `before`, at
+/// most `limit`, newest first.
+pub struct Filter {
+    pub kind: Option<Kind>,
+    pub words: Option<Words>,
+    pub limit: u32,
+    pub before: Option<Cursor>,
+}
+
+impl Filter {
+    /// `words` without a word is no filter.
+    pub fn new(kind: Option<Kind>, q: Option<Words>, limit: u32, before: Option<Cursor>) -> Self {
+        Filter {
+            kind,
+            words: q.filter(|w| !w.is_empty()),
+            limit,
+            before,
         }
-        Ok((version, Some(posts))) => {
-            let mut body = Vec::with_capacity(posts.len() + 11);
-            body.extend_from_slice(b"{\"posts\":");
-            body.extend_from_slice(posts.as_bytes());
-            body.push(b'}');
-            let tag = conditional::version_tag(LIST_TAG, version, "");
-            conditional::tagged(
-                req,
-                Response::new(200, crate::http::JSON, body),
-                &tag,
-                LIST_CACHE,
-            )
+    }
+
+    /// The bare list: the first page of 100 of every post, which the store
+    /// keeps serialized.
+    fn is_bare(&self) -> bool {
+        self.kind.is_none()
+            && self.words.is_none()
+            && self.before.is_none()
+            && i64::from(self.limit) == rules::LIST_SIZE
+    }
+
+    /// What tells this filter's version tags from another's (empty for the
+    /// bare list): a digest of what it asks, as the index reads it.
+    pub fn variant(&self) -> String {
+        if self.is_bare() {
+            return String::new();
+        }
+        let expression = self.expression().unwrap_or_default();
+        conditional::digest(&[
+            self.kind.map_or("", Kind::as_str).as_bytes(),
+            expression.as_bytes(),
+            self.limit.to_string().as_bytes(),
+            self.before.map_or(String::new(), |c| c.encode()).as_bytes(),
+        ])
+    }
+
+    fn expression(&self) -> Option<String> {
+        self.words.as_ref().and_then(|w| w.expression(self.kind))
+    }
+}
+
+/// A page as the store answered it: the list's version, and the rows of
+/// the page (`r, id, kind, note, created_at`), none when the version is
+/// one the caller knows.
+pub struct Found {
+    pub version: i64,
+    pub rows: Vec<crate::store::Row>,
+}
+
+/// One page of the list, filtered, in one statement, unless the list is at
+/// `held` or `kept` (then no rows). For every reader of the list: the JSON
+/// list, MCP through it, the feed.
+pub async fn find(
+    ctx: &Ctx,
+    filter: &Filter,
+    held: Option<i64>,
+    kept: Option<i64>,
+) -> Result<Found, ApiError> {
+    let below = filter.before.map_or(TOP, |c| c.0);
+    // One more than the page: whether older posts match is `next`.
+    let fetch = i64::from(filter.limit) + 1;
+    let known = |sql| {
+        prepare(sql)
+            .bind(held.unwrap_or(-1))
+            .bind(kept.unwrap_or(-1))
+            .bind(fetch)
+            .bind(below)
+    };
+    let statement = match (filter.expression(), filter.kind) {
+        (Some(expression), _) => known(WORDS_SQL).bind(expression),
+        (None, Some(k)) => known(KIND_SQL).bind(k.as_str()),
+        (None, None) => known(PAGE_SQL),
+    };
+    let mut rows = ctx.store.all(statement).await?;
+    // An empty list has no rowid: version 0, which no post has.
+    let version = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
+    if !rows.is_empty() {
+        rows.remove(0);
+    }
+    Ok(Found { version, rows })
+}
+
+/// Rows (one more than a page when older posts match) as a page.
+pub fn page(rows: &[crate::store::Row], limit: usize) -> Page {
+    let posts: Vec<PostView> = rows.iter().take(limit).filter_map(view).collect();
+    let next = if rows.len() > limit {
+        rows.get(limit - 1).and_then(|r| r.int("r")).map(Cursor)
+    } else {
+        None
+    };
+    Page { posts, next }
+}
+
+/// `GET /posts`: the parameters come checked from the table's declaration.
+/// Every page is one round trip at most; the bare list comes from the kept
+/// copy while it is current; a 304 when the client's `If-None-Match` names
+/// the current version (see [`crate::conditional`]). A raw route, for the
+/// request's `If-None-Match` and the answer's tag.
+pub async fn list(
+    req: &Request,
+    ctx: &Ctx,
+    kind: Option<Kind>,
+    q: Option<Words>,
+    limit: u32,
+    before: Option<Cursor>,
+) -> Response {
+    let filter = Filter::new(kind, q, limit, before);
+    let variant = filter.variant();
+    let held = conditional::known_version(req, LIST_TAG, &variant);
+    let answer = if filter.is_bare() {
+        kept_list(ctx, held).await
+    } else {
+        find(ctx, &filter, held, None).await.map(|found| {
+            let json = (held != Some(found.version))
+                .then(|| page_json(page(&found.rows, filter.limit as usize)));
+            (found.version, json)
+        })
+    };
+    match answer {
+        Ok((version, json)) => {
+            let tag = conditional::version_tag(LIST_TAG, version, &variant);
+            match json {
+                None => conditional::not_modified(&tag, LIST_CACHE),
+                Some(json) => conditional::tagged(
+                    req,
+                    Response::new(200, crate::http::JSON, json.as_bytes().to_vec()),
+                    &tag,
+                    LIST_CACHE,
+                ),
+            }
         }
         Err(e) => Response::from_error(&e),
     }
 }
 
-/// The public list's version, and its posts as a JSON array unless `held`
-/// (the version the client holds) is the current one: from the memo while
-/// current, without asking the store when it vouches nothing was written
-/// since (SQLite here), else after one statement that returns posts only
-/// when the list is at neither the kept nor the held version (D1, or after
-/// a write).
+/// The bare list's version, and its answer unless `held` (the version the
+/// client holds) is the current one: from the memo while current, without
+/// asking the store when it vouches nothing was written since (SQLite
+/// here), else after one statement that returns posts only when the list
+/// is at neither the kept nor the held version (D1, or after a write).
 async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>>), ApiError> {
     let memo = ctx.store.memo();
-    if let Some((version, posts)) = memo.and_then(|m| m.current(LIST)) {
-        return Ok((version, (held != Some(version)).then_some(posts)));
+    if let Some((version, json)) = memo.and_then(|m| m.current(LIST)) {
+        return Ok((version, (held != Some(version)).then_some(json)));
     }
     // Read before the statement: a write after this makes the next call ask.
     let writes = memo.map_or(0, |m| m.writes());
     let kept = memo.and_then(|m| m.get(LIST));
-    let known = kept.as_ref().map_or(-1, |(version, _)| *version);
-    let rows = ctx
-        .store
-        .all(prepare(LIST_SQL).bind(known).bind(held.unwrap_or(-1)))
-        .await?;
-    // An empty list has no rowid: version 0, which no post has.
-    let top = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
+    let bare = Filter::new(None, None, rules::LIST_SIZE as u32, None);
+    let found = find(ctx, &bare, held, kept.as_ref().map(|(v, _)| *v)).await?;
+    let top = found.version;
     if held == Some(top) {
         return Ok((top, None));
     }
-    if let (Some(m), Some((version, posts))) = (memo, kept) {
+    if let (Some(m), Some((version, json))) = (memo, kept) {
         if version == top {
-            m.put(LIST, version, writes, posts.clone());
-            return Ok((version, Some(posts)));
+            m.put(LIST, version, writes, json.clone());
+            return Ok((version, Some(json)));
         }
     }
-    let views: Vec<PostView> = rows.iter().filter_map(view).collect();
-    let posts: Arc<str> = String::from_utf8(views.to_json())
-        .map_err(|_| ApiError::from(Code::Internal))?
-        .into();
+    let json = page_json(page(&found.rows, rules::LIST_SIZE as usize));
     if let Some(m) = memo {
-        m.put(LIST, top, writes, posts.clone());
+        m.put(LIST, top, writes, json.clone());
     }
-    Ok((top, Some(posts)))
+    Ok((top, Some(json)))
 }
 
 pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {

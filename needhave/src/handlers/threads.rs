@@ -1,9 +1,8 @@
 //! Threads: the respondent's callback, reading a thread by its key, and
 //! writing the next message in it. The key travels only in JSON bodies.
 
-use needhave_macros::{FromBody, ToJson};
+use needhave_macros::{schema, FromBody, ToJson};
 
-use super::flag;
 use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::error::{ApiError, Code};
@@ -13,18 +12,15 @@ use crate::rules;
 use crate::secrets::{new_id, sha256_hex};
 use crate::store::{prepare, RowExt, StoreExt};
 
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ReplySecret {
     /// The reply secret from the first-reply answer.
     pub secret: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct Callback {
     /// Whether the post's author accepted this first message.
     pub accepted: bool,
@@ -33,26 +29,23 @@ pub struct Callback {
     pub thread_key: Option<String>,
 }
 
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ThreadKeyBody {
     /// The thread key.
     pub thread_key: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct Thread {
     pub post_id: String,
     /// The first message, then the 100 most recent later ones, oldest first.
     pub messages: Vec<MessageView>,
 }
 
+#[schema]
 #[derive(FromBody)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct ThreadMessage {
     /// The thread key.
     pub thread_key: String,
@@ -60,11 +53,8 @@ pub struct ThreadMessage {
     pub text: String,
 }
 
+#[schema(serialize)]
 #[derive(ToJson)]
-#[cfg_attr(
-    not(target_arch = "wasm32"),
-    derive(serde::Serialize, schemars::JsonSchema)
-)]
 pub struct LaterCreated {
     pub id: String,
     pub post_id: String,
@@ -84,7 +74,7 @@ pub async fn callback(ctx: &Ctx, id: Id, body: ReplySecret) -> Result<Callback, 
         )
         .await?
         .ok_or(ApiError::from(Code::NotFound))?;
-    if !flag(&row, "ok") {
+    if !row.flag("ok") {
         return Err(Code::BadSecret.into());
     }
     let thread_key = row.str("thread_key").map(str::to_string);

@@ -19,7 +19,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::{server_info, MODERN_VERSIONS, PROTOCOL_VERSIONS};
+use super::identity::{server_info, MODERN_VERSIONS, PROTOCOL_VERSIONS};
 
 // Macros, so that the error messages can name them with `concat!`: a
 // message known at compile time costs no formatting code.

@@ -13,10 +13,17 @@
 pub mod batch;
 pub mod documents;
 pub mod era;
+pub mod identity;
 pub mod server;
 pub mod skills;
 pub mod tools;
 
+pub use identity::{
+    icons, server_info, DESCRIPTION, ICON, LEGACY_VERSIONS, MODERN_VERSIONS, PROTOCOL_VERSIONS,
+    WEBSITE,
+};
+
+use needhave_macros::schema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -24,45 +31,9 @@ use crate::api::Ctx;
 use crate::http::{Request, Response, JSON};
 use crate::platform::BoxFuture;
 
-/// Every revision spoken, newest first: what `server/discover` and an
-/// unsupported-version error list.
-pub const PROTOCOL_VERSIONS: &[&str] = &[
-    "2026-07-28",
-    "2025-11-25",
-    "2025-06-18",
-    "2025-03-26",
-    "2024-11-05",
-];
-
-/// The revisions without a handshake: every request carries its version.
-pub const MODERN_VERSIONS: &[&str] = &["2026-07-28"];
-
-/// The revisions `initialize` negotiates, newest first; the first is what a
-/// client that offers nothing (or something else) gets.
-pub const LEGACY_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-
-/// The server's and every tool's icon (SEP-973): two arrows, a need and a
-/// have, as an SVG data URI, so that no client has to fetch anything.
-pub const ICON: &str = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAzMiAzMiI+PHJlY3Qgd2lkdGg9IjMyIiBoZWlnaHQ9IjMyIiByeD0iNyIgZmlsbD0iIzFmNmY1YyIvPjxwYXRoIGQ9Ik04IDEyaDE0bC00LTRNMjQgMjBIMTBsNCA0IiBmaWxsPSJub25lIiBzdHJva2U9IiNmZmYiIHN0cm9rZS13aWR0aD0iMi41IiBzdHJva2UtbGluZWNhcD0icm91bmQiIHN0cm9rZS1saW5lam9pbj0icm91bmQiLz48L3N2Zz4=";
-
-pub const WEBSITE: &str = "https://needhave.io";
-
-pub const DESCRIPTION: &str = "A public list of needs and haves for AI agents: post what you need or have, answer a post, and talk in a private thread once the author accepts. No accounts, no matcher.";
-
-/// The `icons` of the server and of every tool.
-pub fn icons() -> Value {
-    documents::get("serverInfo")["icons"].clone()
-}
-
-/// Who this server is: `serverInfo` in `initialize`, and
-/// `io.modelcontextprotocol/serverInfo` in every 2026-07-28 result.
-pub fn server_info() -> Value {
-    documents::get("serverInfo").clone()
-}
-
 /// A JSON-RPC 2.0 request or notification (or an array of them: a batch).
+#[schema]
 #[derive(Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct JsonRpcRequest {
     /// Always "2.0".
     pub jsonrpc: String,
@@ -76,8 +47,8 @@ pub struct JsonRpcRequest {
 }
 
 /// A JSON-RPC 2.0 response (or an array of them, for a batch).
+#[schema]
 #[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 pub struct JsonRpcResponse {
     pub jsonrpc: String,
     pub id: Option<Value>,
@@ -88,8 +59,8 @@ pub struct JsonRpcResponse {
 }
 
 /// What `POST /mcp` takes: one message, or a batch of at most 20.
+#[schema]
 #[derive(Deserialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum JsonRpcPayload {
     One(JsonRpcRequest),
@@ -97,8 +68,8 @@ pub enum JsonRpcPayload {
 }
 
 /// What `POST /mcp` answers with 200: one response, or a batch's responses.
+#[schema]
 #[derive(Serialize)]
-#[cfg_attr(not(target_arch = "wasm32"), derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum JsonRpcReply {
     One(JsonRpcResponse),
@@ -126,7 +97,7 @@ impl tools::Exec for InProcess<'_> {
             }
             // Handed down (and boxed): the dispatcher is what called this
             // endpoint.
-            let resp = (self.ctx.api.dispatch)(&req, self.ctx).await;
+            let resp = self.ctx.api.dispatch(&req, self.ctx).await;
             let value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
             Ok((resp.status, value))
         })

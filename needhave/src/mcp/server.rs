@@ -13,11 +13,10 @@ use serde_json::{Map, Value};
 
 use super::batch::{self, MAX_BATCH, MAX_BATCH_ANSWER, NOT_RUN};
 use super::era::{self, RpcError, Transport};
+use super::identity::LEGACY_VERSIONS;
 use super::tools::{self, Exec, Ran};
-use super::{documents, skills, LEGACY_VERSIONS};
+use super::{documents, skills};
 use crate::api::{Api, Tool};
-
-pub const INSTRUCTIONS: &str = "Needhave is a public list of needs and haves for agents: post what you need or what you have, and read what others posted. Answer a post with a first message that stays hidden until its author accepts it, which opens a private thread; keep every secret and thread key a tool returns, because they are shown only once.";
 
 /// What a method answers: its result, or a JSON-RPC error.
 type Answer = Result<Value, RpcError>;

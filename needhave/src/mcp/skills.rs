@@ -75,17 +75,3 @@ fn entry(text: &str) -> Value {
         }],
     })
 }
-
-/// `resources/list`: the skill's `SKILL.md`, named and described as its
-/// frontmatter says (the same in every origin, so checked in with the
-/// other fixed answers).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn resources() -> Value {
-    json!({ "resources": [{
-        "uri": URI,
-        "name": NAME,
-        "title": "Needhave skill",
-        "description": DESCRIPTION,
-        "mimeType": MIME_TYPE,
-    }] })
-}

@@ -9,8 +9,6 @@
 //! `needhave/mcp.min.json` (see `documents.rs`), like the OpenAPI document:
 //! the Worker links no schema library.
 
-#[cfg(not(target_arch = "wasm32"))]
-use serde_json::json;
 use serde_json::{Map, Value};
 
 use crate::api::{Api, Source, Step, Tool};
@@ -35,7 +33,7 @@ pub trait Exec: MaybeSend {
     /// `scheme://host[:port]` of the list these calls reach: what the
     /// documents served there name (the skill's text, its digest).
     fn origin(&self) -> String {
-        super::WEBSITE.to_string()
+        super::identity::WEBSITE.to_string()
     }
 }
 
@@ -112,43 +110,6 @@ pub fn list(api: &Api) -> Value {
         }
     }
     list
-}
-
-/// The `tools/list` result as the table says, for `documents::generate`.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn generate_list(api: &Api, icons: &Value) -> Value {
-    let schemas = generate_schemas(api);
-    let tools: Vec<Value> = api
-        .tools
-        .iter()
-        .map(|t| {
-            let schema_of = |which: &str| schemas.get(t.name).and_then(|s| s.get(which));
-            let mut tool = json!({
-                "name": t.name,
-                "title": t.title,
-                "description": t.description,
-                "icons": icons,
-                "inputSchema": schema_of("inputSchema")
-                    .cloned()
-                    .unwrap_or(json!({"type": "object", "additionalProperties": false})),
-                "annotations": {
-                    "title": t.title,
-                    "readOnlyHint": t.read_only,
-                    // Insert-only: no tool ever changes or removes a row.
-                    "destructiveHint": false,
-                    "idempotentHint": t.idempotent,
-                    // A public list on the network, written by anyone: what
-                    // a tool reads or posts is shared with other agents.
-                    "openWorldHint": true,
-                },
-            });
-            if let Some(output) = schema_of("outputSchema") {
-                tool["outputSchema"] = output.clone();
-            }
-            tool
-        })
-        .collect();
-    json!({ "tools": tools })
 }
 
 /// A tool result: the JSON the HTTP call answers, as structured content and
@@ -302,6 +263,7 @@ fn request(
     merged: &Map<String, Value>,
 ) -> Result<(String, Option<Value>), Ran> {
     let mut path = step.path.to_string();
+    let mut query = String::new();
     let mut body = Map::new();
     for (name, source) in step.args {
         let value = match source {
@@ -320,10 +282,24 @@ fn request(
                 return Err(Ran::Answer(404, error_body("not_found")));
             }
             path = fill(&path, name, &v);
+        } else if step.query.contains(name) {
+            // The route's declared parameter, checked by the dispatcher as
+            // an HTTP client's would be: a string as it is, a number or a
+            // boolean as JSON writes it.
+            let text = match value {
+                None | Some(Value::Null) => continue,
+                Some(Value::String(v)) => v,
+                Some(v) => serde_json::to_string(&v).unwrap_or_default(),
+            };
+            query.push(if query.is_empty() { '?' } else { '&' });
+            query.push_str(name);
+            query.push('=');
+            crate::query::encode(&text, &mut query);
         } else if let Some(v) = value.filter(|v| !v.is_null()) {
             body.insert((*name).to_string(), v);
         }
     }
+    path.push_str(&query);
     Ok((path, (step.method != "GET").then_some(Value::Object(body))))
 }
 
@@ -332,174 +308,4 @@ fn error_body(code: &str) -> Value {
     let mut body = Map::new();
     body.insert("error".into(), code.into());
     Value::Object(body)
-}
-
-/// Makes a schemars schema what MCP clients accept: no `$schema` or
-/// `title`, no `$ref`/`$defs` (subschemas are written in place), and an
-/// optional field typed as its own type rather than `["string", "null"]`,
-/// which several clients reject.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn tidy(schema: schemars::Schema) -> Value {
-    fn strip_null(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                if let Some(Value::Array(types)) = m.get("type") {
-                    let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
-                    if rest.len() == 1 {
-                        m.insert("type".into(), rest[0].clone());
-                    } else {
-                        m.insert("type".into(), Value::Array(rest));
-                    }
-                }
-                // A type's title (its Rust name) says nothing to a model. Only
-                // a string: in a `properties` map, `title` would be a field.
-                if m.get("title").is_some_and(Value::is_string) {
-                    m.remove("title");
-                }
-                for (_, child) in m.iter_mut() {
-                    strip_null(child);
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(strip_null),
-            _ => {}
-        }
-    }
-    let mut v = schema.to_value();
-    if let Value::Object(m) = &mut v {
-        m.remove("$schema");
-        m.remove("title");
-        m.entry("properties").or_insert(json!({}));
-        if let Some(Value::Object(props)) = m.get_mut("properties") {
-            for (_, p) in props.iter_mut() {
-                strip_null(p);
-            }
-        }
-    }
-    v
-}
-
-/// A route's answer type as a schema with every subschema in place, for
-/// the tools' output schemas (called by the code `routes!` generates).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn answer_schema<T: schemars::JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|s| s.inline_subschemas = true)
-        .into_generator();
-    let mut v = tidy(generator.into_root_schema_for::<T>());
-    // Answers are closed: with `anyOf` over a plan's branches, a closed
-    // object says which branch answered, and a field that is not in the
-    // type is a bug the tests catch.
-    if let Value::Object(m) = &mut v {
-        m.insert("additionalProperties".into(), Value::Bool(false));
-    }
-    v
-}
-
-/// Two answers merged as a plan merges them: every field of both; the
-/// later's description of a shared field wins, as its value does.
-#[cfg(not(target_arch = "wasm32"))]
-fn merge_answers(a: &Value, b: &Value) -> Value {
-    let mut out = a.clone();
-    let props = b.get("properties").and_then(Value::as_object);
-    for (k, v) in props.into_iter().flatten() {
-        out["properties"][k] = v.clone();
-    }
-    let mut required: Vec<Value> = a["required"].as_array().cloned().unwrap_or_default();
-    for r in b["required"].as_array().into_iter().flatten() {
-        if !required.contains(r) {
-            required.push(r.clone());
-        }
-    }
-    required.sort_by(|x, y| x.as_str().cmp(&y.as_str()));
-    out["required"] = Value::Array(required);
-    out
-}
-
-/// A tool's output schema from its plan: each branch can end after its
-/// last step, or before any step that runs only on the previous answer's
-/// say-so; each such ending is one answer shape (the steps so far, merged).
-/// One shape is the schema; several are `anyOf` under `type: object`
-/// (2025-11-25 asks for an object at the root).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn output_schema(branches: &[Vec<(bool, Value)>]) -> Value {
-    let mut shapes: Vec<Value> = Vec::new();
-    for steps in branches {
-        let mut so_far: Option<Value> = None;
-        for (i, (_, schema)) in steps.iter().enumerate() {
-            let merged = match &so_far {
-                None => schema.clone(),
-                Some(prev) => merge_answers(prev, schema),
-            };
-            let ends_here = steps.get(i + 1).is_none_or(|(conditional, _)| *conditional);
-            if ends_here && !shapes.contains(&merged) {
-                shapes.push(merged.clone());
-            }
-            so_far = Some(merged);
-        }
-    }
-    match shapes.len() {
-        1 => shapes.remove(0),
-        _ => json!({"type": "object", "anyOf": shapes}),
-    }
-}
-
-/// The arguments one branch uses and the schema leaves optional go
-/// together: `read_thread`'s `message_id` and `secret`. Said from the plan
-/// as `dependentRequired`, which clients read and `check_args` enforces.
-#[cfg(not(target_arch = "wasm32"))]
-fn together(tool: &Tool, input: &Value) -> Map<String, Value> {
-    let required: Vec<&str> = input["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    let mut out = Map::new();
-    for branch in tool.branches {
-        let mut used: Vec<&str> = Vec::new();
-        for step in branch.steps {
-            for (_, source) in step.args {
-                if let Source::Arg(a) = source {
-                    if !required.contains(a) && Some(*a) != branch.when && !used.contains(a) {
-                        used.push(a);
-                    }
-                }
-            }
-        }
-        if used.len() > 1 {
-            for a in &used {
-                let others: Vec<Value> = used
-                    .iter()
-                    .filter(|o| *o != a)
-                    .map(|o| Value::String((*o).to_string()))
-                    .collect();
-                out.insert((*a).to_string(), Value::Array(others));
-            }
-        }
-    }
-    out
-}
-
-/// The schemas as the table's types say, for the checked-in file.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn generate_schemas(api: &Api) -> Value {
-    let inputs = (api.tool_input_schemas)();
-    let outputs = (api.tool_output_schemas)();
-    let mut map = Map::new();
-    for tool in api.tools {
-        let mut input = inputs
-            .iter()
-            .find(|(n, _)| *n == tool.name)
-            .map_or(json!({"type": "object"}), |(_, s)| tidy(s.clone()));
-        let together = together(tool, &input);
-        if !together.is_empty() {
-            input["dependentRequired"] = Value::Object(together);
-        }
-        let mut entry = json!({"inputSchema": input});
-        if let Some((_, branches)) = outputs.iter().find(|(n, _)| *n == tool.name) {
-            entry["outputSchema"] = output_schema(branches);
-        }
-        map.insert(tool.name.to_string(), entry);
-    }
-    Value::Object(map)
 }

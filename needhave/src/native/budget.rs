@@ -35,7 +35,7 @@ pub const WAIT: Duration = Duration::from_millis(500);
 
 /// What `Retry-After` says to a `busy` client, in seconds: answers leave
 /// the budget as their clients read them, or at the write deadline.
-pub const RETRY_AFTER_SECS: u64 = 1;
+pub const RETRY_AFTER_SECS: u32 = 1;
 
 /// The part of the budget (numerator, denominator) large answers may fill.
 pub const LARGE_SHARE: (usize, usize) = (3, 4);

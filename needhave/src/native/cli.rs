@@ -1,6 +1,6 @@
 //! The `needhave` command line: `serve` the list, be a stdio `mcp` server,
 //! print the OpenAPI document the table generates, or turn old D1 rows into
-//! key updates (`d1-keys`).
+//! key updates (`d1-keys`) and index inserts (`d1-words`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -86,6 +86,12 @@ enum Command {
     Openapi,
     /// D1 upgrade: read `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid"` on stdin, print the UPDATEs that give those posts their normalized keys.
     D1Keys,
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the posts the index of words does not hold), print the INSERTs that index them. Also rebuilds the index after an import of exported tables.
+    D1Words {
+        /// Print the SELECT whose --json output this command reads, and exit.
+        #[arg(long)]
+        query: bool,
+    },
 }
 
 /// The connection policy's flags (see `native/conn.rs`).
@@ -247,13 +253,24 @@ pub fn main() -> ExitCode {
                 .and_then(|_| crate::store::migrate::d1_key_updates(&input))
                 .map(|sql| print!("{sql}"))
         }
+        Command::D1Words { query: true } => {
+            println!("{}", crate::store::migrate::D1_UNINDEXED);
+            Ok(())
+        }
+        Command::D1Words { query: false } => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .map_err(|e| e.to_string())
+                .and_then(|_| crate::store::migrate::d1_word_inserts(&input))
+                .map(|sql| print!("{sql}"))
+        }
         Command::Backup { db, out } => crate::store::sqlite::SqliteStore::backup(&db, &out)
             .map(|()| println!("needhave: wrote a copy of {db} to {out}"))
             .map_err(|e| format!("backup of {db}: {e}")),
         Command::Openapi => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&crate::pages::openapi::generate(&crate::routes::API))
+                serde_json::to_string_pretty(&crate::gen::openapi::generate(&crate::routes::API))
                     .unwrap_or_default()
             );
             Ok(())

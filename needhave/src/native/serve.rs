@@ -27,7 +27,7 @@ use super::conn::{Admitted, Clock, Gate, Guarded, Limits, Owed, Refused};
 use crate::api::Ctx;
 use crate::config::Config;
 use crate::error::Code;
-use crate::http::{Request, Response, JSON};
+use crate::http::{Request, Response};
 use crate::store::sqlite::SqliteStore;
 use crate::store::Store;
 use crate::{routes, rules};
@@ -395,6 +395,7 @@ async fn serve_one(
     let started = Instant::now();
     let (parts, body) = req.into_parts();
     let mut request = Request::new(parts.method.as_str(), parts.uri.path());
+    request.query = parts.uri.query().unwrap_or("").to_string();
     request.headers = parts
         .headers
         .iter()
@@ -531,11 +532,13 @@ impl std::fmt::Display for Cut<'_> {
     }
 }
 
-/// 503 `busy`: the answers held for clients are at the budget. Ahead of a
-/// shared Retry-After helper, the header is set here.
+/// 503 `busy`: the answers held for clients are at the budget; come back
+/// after `Retry-After`.
 fn busy(req: &Request, config: &crate::Config) -> Response {
-    let mut resp = Response::new(503, JSON, br#"{"error":"busy"}"#.to_vec())
-        .with_header("retry-after", &budget::RETRY_AFTER_SECS.to_string());
+    let mut resp = Response::from_error(&crate::error::ApiError::retry_after(
+        crate::error::Code::Busy,
+        budget::RETRY_AFTER_SECS,
+    ));
     crate::origin::decorate(req, config, &mut resp);
     crate::finish(req, &mut resp);
     resp

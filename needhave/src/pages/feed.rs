@@ -1,6 +1,9 @@
 //! `GET /posts.atom`: the public list as an Atom 1.0 feed (RFC 4287), for
 //! the readers that watch feeds rather than poll a JSON call: one entry per
-//! post, newest first, at most 100, each linking to `/posts/:id`.
+//! post, newest first, at most 100, each linking to `/posts/:id`; with
+//! `kind` and `q`, of the posts the list would show for them (a feed of
+//! one search, which a reader subscribes to as "tell me when something new
+//! matches").
 //!
 //! Absolute URLs (the feed's and each entry's id and links) are the serving
 //! origin's, so the feed is rendered per request; its tag is a version tag
@@ -17,10 +20,12 @@
 use super::origin;
 use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
-use crate::error::{ApiError, Code};
+use crate::error::Code;
+use crate::handlers::posts::{find, Filter, Kind};
 use crate::http::{Request, Response};
 use crate::rules::LIST_SIZE;
-use crate::store::{prepare, Row, RowExt, StoreExt};
+use crate::search::Words;
+use crate::store::{Row, RowExt};
 
 pub const PATH: &str = "/posts.atom";
 pub const MEDIA: &str = "application/atom+xml";
@@ -28,42 +33,53 @@ pub const MEDIA: &str = "application/atom+xml";
 /// What tells the feed's version tags from the list's.
 const FEED_TAG: char = 'a';
 
-/// The newest posts with their times, as the list's statement (see
-/// `handlers::posts`): the first row is the version alone, and the posts
-/// come only when the version is not `?1`, the one the reader holds.
-const FEED_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS id, NULL AS kind, \
-     NULL AS note, NULL AS created_at \
-     UNION ALL SELECT * FROM (SELECT NULL, id, kind, note, created_at \
-     FROM posts ORDER BY created_at DESC, rowid DESC \
-     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IS ?1 THEN 0 ELSE 100 END)";
-const _: () = assert!(LIST_SIZE == 100);
-
 /// The longest entry title, in characters: the note's first line, cut.
 const TITLE_CHARS: usize = 80;
 
-pub async fn feed(req: &Request, ctx: &Ctx) -> Response {
+/// The feed of the posts `kind` and `q` ask for (see `GET /posts`): the
+/// list's first page, read as the list reads it.
+pub async fn feed(req: &Request, ctx: &Ctx, kind: Option<Kind>, q: Option<Words>) -> Response {
     let origin = origin(req, &ctx.config);
-    let variant = conditional::digest(&[origin.as_bytes()]);
+    let filter = Filter::new(kind, q, LIST_SIZE as u32, None);
+    let query = query(&filter);
+    let variant = conditional::digest(&[origin.as_bytes(), query.as_bytes()]);
     let held = conditional::known_version(req, FEED_TAG, &variant);
-    let rows = match ctx
-        .store
-        .all(prepare(FEED_SQL).bind(held.unwrap_or(-1)))
-        .await
-    {
-        Ok(rows) => rows,
-        Err(e) => return Response::from_error(&ApiError::from(e)),
+    let found = match find(ctx, &filter, held, None).await {
+        Ok(found) => found,
+        Err(e) => return Response::from_error(&e),
     };
-    let version = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
-    let tag = conditional::version_tag(FEED_TAG, version, &variant);
-    if held == Some(version) {
+    let tag = conditional::version_tag(FEED_TAG, found.version, &variant);
+    if held == Some(found.version) {
         return conditional::not_modified(&tag, LIST_CACHE);
     }
-    let entries: Vec<Entry> = rows.iter().filter_map(Entry::of).collect();
-    if rows.len() > 1 && entries.is_empty() {
+    let entries: Vec<Entry> = found
+        .rows
+        .iter()
+        .take(LIST_SIZE as usize)
+        .filter_map(Entry::of)
+        .collect();
+    if !found.rows.is_empty() && entries.is_empty() {
         return Response::error(Code::Internal);
     }
-    let body = render(&origin, &entries).into_bytes();
+    let body = render(&origin, &query, &entries).into_bytes();
     conditional::tagged(req, Response::new(200, MEDIA, body), &tag, LIST_CACHE)
+}
+
+/// The query string of a filtered feed's own address (`?kind=have&q=bike`),
+/// empty for the whole list's: in the order the table declares them, the
+/// words as they parse back.
+fn query(filter: &Filter) -> String {
+    let mut out = String::new();
+    if let Some(kind) = filter.kind {
+        out.push_str("?kind=");
+        out.push_str(kind.as_str());
+    }
+    if let Some(words) = &filter.words {
+        out.push(if out.is_empty() { '?' } else { '&' });
+        out.push_str("q=");
+        crate::query::encode(&words.text(), &mut out);
+    }
+    out
 }
 
 /// One post as the feed shows it.
@@ -87,8 +103,9 @@ impl<'a> Entry<'a> {
 }
 
 /// The feed of `entries` (newest first) as served to `origin`.
-pub fn render(origin: &str, entries: &[Entry]) -> String {
+pub fn render(origin: &str, query: &str, entries: &[Entry]) -> String {
     let origin = xml_text(origin);
+    let query = xml_text(query);
     // An empty list has changed never: the epoch, so that the bytes of a
     // version are always the same.
     let updated = rfc3339(entries.first().map_or(0, |e| e.created_at));
@@ -97,11 +114,13 @@ pub fn render(origin: &str, entries: &[Entry]) -> String {
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<id>",
         &origin,
         PATH,
+        &query,
         "</id>\n<title>Needhave: needs and haves</title>\n\
          <subtitle>A public list of needs and haves. Agents post what they need and what they have. \
          No accounts. No matcher.</subtitle>\n<link rel=\"self\" type=\"application/atom+xml\" href=\"",
         &origin,
         PATH,
+        &query,
         "\"/>\n<link rel=\"alternate\" type=\"text/html\" href=\"",
         &origin,
         "/\"/>\n<updated>",

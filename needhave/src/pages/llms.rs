@@ -4,14 +4,12 @@
 //! document, `/mcp` and the other documents are. Served from
 //! `needhave/documents/llms.txt` (see [`super`]).
 
-use super::home::{CONTACT_WARNING, HOW, STATEMENT};
-use super::{fill_origin, filled, Escape, Link, LINKS};
-use crate::api::Api;
+use super::{fill_origin, filled, Escape};
 use crate::api::Ctx;
 use crate::http::{Request, Response};
 use crate::rules;
 
-/// [`llms_txt`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
+/// `gen::documents::llms_txt` of the table and [`ORIGIN`](super::ORIGIN), checked in.
 pub const LLMS_TXT: &str = include_str!("../../documents/llms.txt");
 
 /// The limits, from the constants the rules enforce.
@@ -32,37 +30,6 @@ pub fn limits() -> String {
         list = rules::LIST_SIZE,
         thread = rules::THREAD_SIZE,
     )
-}
-
-pub fn llms_txt(api: &Api, origin: &str) -> String {
-    let mut t = format!(
-        "# Needhave\n\n> {STATEMENT}\n\n{HOW}\n\n{CONTACT_WARNING}\n\n\
-         Every call takes and answers JSON; every error is `{{\"error\": CODE}}`. \
-         The calls are described in OpenAPI 3 at {origin}/openapi.json, and the same \
-         actions are MCP tools at {origin}/mcp (Streamable HTTP, stateless, JSON responses).\n\n\
-         ## Calls\n\n"
-    );
-    for r in api.routes {
-        t.push_str(&format!("- `{} {}`: {}\n", r.method, r.path, r.doc));
-    }
-    t.push_str(&format!(
-        "\n## MCP tools\n\nAt {origin}/mcp, or from a local stdio server (`needhave mcp`, \
-         or `npm run mcp` in the repository; `NEEDHAVE_LIST_URL` names the list).\n\n"
-    ));
-    for tool in api.tools {
-        let hint = if tool.read_only { ", read-only" } else { "" };
-        t.push_str(&format!(
-            "- `{}` ({}{hint}): {}\n",
-            tool.name, tool.title, tool.description
-        ));
-    }
-    t.push_str("\n## Limits\n\n");
-    t.push_str(&limits());
-    t.push_str("\n## Documents\n\n");
-    for Link(path, _, _, title) in LINKS {
-        t.push_str(&format!("- [{title}]({origin}{path})\n"));
-    }
-    t
 }
 
 /// llms.txt as served to `origin`.

@@ -298,59 +298,9 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// Inline Markdown as HTML: `` `code` ``, `*emphasis*`, `**strong**` and
-/// `[text](href)`, everything else escaped. The prose of the pages and the
-/// table's docs are written once, in Markdown, and shown in both the HTML
-/// and the Markdown home page: no backtick is ever shown raw in a browser.
-pub fn inline_html(md: &str) -> String {
-    let mut out = String::new();
-    let mut rest = md;
-    while let Some(c) = rest.chars().next() {
-        let closed = |open: &str, close: &str| {
-            rest.strip_prefix(open).and_then(|r| {
-                r.find(close)
-                    .map(|end| (&r[..end], &r[end + close.len()..]))
-            })
-        };
-        if let Some((code, after)) = closed("`", "`") {
-            out.push_str(&format!("<code>{}</code>", escape(code)));
-            rest = after;
-        } else if let Some((strong, after)) = closed("**", "**") {
-            out.push_str(&format!("<strong>{}</strong>", inline_html(strong)));
-            rest = after;
-        } else if let Some((em, after)) = closed("*", "*") {
-            out.push_str(&format!("<em>{}</em>", inline_html(em)));
-            rest = after;
-        } else if let Some((text, (href, after))) = closed("[", "](")
-            .and_then(|(t, r)| r.find(')').map(|end| (t, (&r[..end], &r[end + 1..]))))
-        {
-            out.push_str(&format!(
-                r#"<a href="{}">{}</a>"#,
-                escape(href),
-                inline_html(text)
-            ));
-            rest = after;
-        } else {
-            out.push_str(&escape(&c.to_string()));
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inline_markdown() {
-        assert_eq!(
-            inline_html("MCP at `/mcp` & *more*: [the calls](/openapi.json) **now** <x>"),
-            r#"MCP at <code>/mcp</code> &amp; <em>more</em>: <a href="/openapi.json">the calls</a> <strong>now</strong> &lt;x&gt;"#
-        );
-        // Unclosed marks stay text.
-        assert_eq!(inline_html("a `b and *c"), "a `b and *c");
-    }
 
     #[test]
     fn link_header_names_each_link_once() {

@@ -61,7 +61,7 @@ fn js(v: &Value) -> JsValue {
 
 /// One statement's part of D1's batch answer, `{success, error?, results}`,
 /// as its rows. Read from the parsed value by hand rather than through a
-/// serde-derived struct: see `crate::http::json_body` for why the Worker
+/// serde-derived struct: see `crate::json::json_body` for why the Worker
 /// avoids serde_json's typed readers.
 fn statement_rows(result: Json) -> StoreResult<Vec<Row>> {
     let Json::Object(mut result) = result else {

@@ -20,6 +20,8 @@ pub mod migrate;
 pub mod session;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod sqlite;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -91,6 +93,10 @@ pub type Row = Map<String, Json>;
 pub trait RowExt {
     fn str(&self, col: &str) -> Option<&str>;
     fn int(&self, col: &str) -> Option<i64>;
+    /// A SQL boolean (`0`/`1`) column: false when absent.
+    fn flag(&self, col: &str) -> bool {
+        self.int(col).unwrap_or(0) != 0
+    }
 }
 
 impl RowExt for Row {
@@ -143,6 +149,14 @@ pub trait Store: MaybeSend {
 
     /// Results this store's handlers may keep between calls, or `None`.
     fn memo(&self) -> Option<&Memo> {
+        None
+    }
+
+    /// Why this store can no longer serve although its statements still
+    /// run: a native file deleted or replaced under the server (its open
+    /// connections keep reading the old one, and its writes would be lost).
+    /// `None` when it can, and for stores without such a file.
+    fn gone(&self) -> Option<StoreError> {
         None
     }
 
@@ -308,3 +322,42 @@ pub trait StoreExt: Store {
 }
 
 impl<S: Store + ?Sized> StoreExt for S {}
+
+/// A store that cannot serve: every round trip fails with its message, as
+/// a disk gone bad would. What a Worker deployed without its `DB` binding
+/// serves from, and the tests' failing store (`testing`).
+pub struct Failing {
+    message: String,
+}
+
+impl Failing {
+    pub fn new(message: impl Into<String>) -> Self {
+        Failing {
+            message: message.into(),
+        }
+    }
+}
+
+impl Store for Failing {
+    fn batch(&self, _: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
+        let e = StoreError(self.message.clone());
+        Box::pin(async move { Err(e) })
+    }
+}
+
+/// A store failure as handlers answer it: `unavailable` (503) when the
+/// file is gone, else `internal` (500); its detail goes to the operator's
+/// log, never to the client. Beside the store, so that the error codes name
+/// nothing of it.
+impl From<StoreError> for crate::error::ApiError {
+    fn from(e: StoreError) -> Self {
+        let mut line = String::from("store: ");
+        line.push_str(&e.0);
+        crate::platform::log_error(&line);
+        crate::error::ApiError::from(if e.is_unavailable() {
+            crate::error::Code::Unavailable
+        } else {
+            crate::error::Code::Internal
+        })
+    }
+}

@@ -25,27 +25,25 @@
 mod admit;
 mod files;
 mod group;
+mod run;
 mod walclock;
+
+use run::{run_one, unavailable};
 
 pub use group::{on_commit, Policy as GroupPolicy, Stats as GroupStats};
 
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::types::ValueRef;
-use rusqlite::{params_from_iter, Connection, OpenFlags};
-use serde_json::Value as Json;
+use rusqlite::{Connection, OpenFlags};
 use tokio::sync::oneshot;
 
-use super::{Clock, Memo, Row, Statement, Store, StoreError, StoreResult, Value};
+use super::{Clock, Memo, Row, Statement, Store, StoreError, StoreResult};
 use crate::platform::BoxFuture;
 
 /// Prepared statements kept per connection; the tests check that every
 /// statement the list runs fits.
 pub const STATEMENT_CACHE: usize = 64;
-
-/// The one schema, shared with D1.
-pub const SCHEMA: &str = include_str!("../../../schema.sql");
 
 /// The synchronous mode the power-loss test may weaken, to show that the
 /// test can fail (`NEEDHAVE_TEST_SYNCHRONOUS=NORMAL`); never for serving.
@@ -74,14 +72,6 @@ impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         StoreError(e.to_string())
     }
-}
-
-/// The error of a write into a file that is no longer at its path.
-fn unavailable(path: &str) -> StoreError {
-    StoreError(format!(
-        "{}{path} is gone or was replaced; restart the server on the file",
-        StoreError::UNAVAILABLE
-    ))
 }
 
 impl SqliteStore {
@@ -385,46 +375,6 @@ fn read_transaction(conn: &Connection, statements: &[Statement]) -> StoreResult<
     result
 }
 
-fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
-    let mut stmt = conn.prepare_cached(s.sql)?;
-    // Named only when there is a row to name: an unchanged public list
-    // returns none.
-    let mut names: Vec<String> = Vec::new();
-    let params = s.params.iter().map(|v| match v {
-        Value::Null => rusqlite::types::Value::Null,
-        Value::Int(n) => rusqlite::types::Value::Integer(*n),
-        Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
-    });
-    let mut rows = stmt.query(params_from_iter(params))?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        if names.is_empty() {
-            names = row
-                .as_ref()
-                .column_names()
-                .iter()
-                .map(|n| n.to_string())
-                .collect();
-        }
-        let mut map = Row::new();
-        for (i, name) in names.iter().enumerate() {
-            let v = match row.get_ref(i)? {
-                ValueRef::Null => Json::Null,
-                ValueRef::Integer(n) => Json::from(n),
-                ValueRef::Real(f) => Json::from(f),
-                ValueRef::Text(t) => Json::from(match std::str::from_utf8(t) {
-                    Ok(s) => s.to_string(),
-                    Err(_) => String::from_utf8_lossy(t).into_owned(),
-                }),
-                ValueRef::Blob(b) => Json::from(crate::secrets::to_hex(b)),
-            };
-            map.insert(name.clone(), v);
-        }
-        out.push(map);
-    }
-    Ok(out)
-}
-
 impl Store for SqliteStore {
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
         if !statements.iter().any(|s| is_write(s.sql)) {
@@ -441,5 +391,14 @@ impl Store for SqliteStore {
 
     fn memo(&self) -> Option<&Memo> {
         Some(&self.memo)
+    }
+
+    fn gone(&self) -> Option<StoreError> {
+        match &self.file {
+            Some((path, identity)) if files::Identity::of(path) != Some(*identity) => {
+                Some(unavailable(path))
+            }
+            _ => None,
+        }
     }
 }

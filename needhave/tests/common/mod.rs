@@ -401,10 +401,8 @@ async fn send_once(
         .expect("body")
         .to_bytes()
         .to_vec();
-    if let Some(route) = needhave::routes::ROUTES
-        .iter()
-        .find(|r| r.matches(method, path))
-    {
+    let bare = path.split('?').next().unwrap_or(path);
+    if let Some(route) = needhave::routes::API.route(method, bare) {
         seen()
             .lock()
             .unwrap()

@@ -1,7 +1,7 @@
 //! The same method and path twice, even with another parameter name: the
 //! dispatcher could never reach the second.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! The path has a parameter the handler does not take: rustc's arity error
 //! points at the handler in the table.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! Two tools with one name: MCP clients call tools by name.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! An error code that is not a `crate::error::Code` variant: rustc's error
 //! points at the code in the table.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! A typed body under a 4xx: a typed route answers errors as
 //! `{"error": CODE}`; only a `raw` handler builds its own.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

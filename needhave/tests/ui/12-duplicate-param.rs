@@ -1,6 +1,6 @@
 //! One parameter name twice in a path.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

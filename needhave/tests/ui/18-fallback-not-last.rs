@@ -1,6 +1,6 @@
 //! A branch without `if` before another branch: the later one never runs.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! An attribute other than a doc comment before an entry: it would be
 //! silently dropped.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

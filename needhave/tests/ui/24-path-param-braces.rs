@@ -1,6 +1,6 @@
 //! A path parameter written `{id}` as in other frameworks.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

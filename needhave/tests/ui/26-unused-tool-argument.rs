@@ -1,6 +1,6 @@
 //! A tool argument that no step uses: a model would pass it for nothing.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

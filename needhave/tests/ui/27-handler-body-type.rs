@@ -1,7 +1,7 @@
 //! The handler takes another body than the table says: rustc's error
 //! points at the body type in the table.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

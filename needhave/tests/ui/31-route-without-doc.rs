@@ -1,6 +1,6 @@
 //! A route without a doc comment: the OpenAPI document would describe nothing.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! Every branch has an `if`: a call without those arguments has no plan.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

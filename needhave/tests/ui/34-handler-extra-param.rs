@@ -1,7 +1,7 @@
 //! The handler takes a parameter the path does not have: rustc's arity
 //! error points at the handler in the table.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,6 +1,6 @@
 //! A misspelled mark after the handler is named, with the marks there are.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

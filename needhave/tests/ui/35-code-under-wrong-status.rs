@@ -1,7 +1,7 @@
 //! An error code listed under a status that is not its own: a compile-time
 //! assertion fails, pointing at the code.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -1,7 +1,7 @@
 //! Only a public GET may read from a replica: a POST writes, or reads behind
 //! a secret, and must see what was just written.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

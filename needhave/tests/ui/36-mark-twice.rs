@@ -1,6 +1,6 @@
 //! A mark written twice is a slip worth pointing at.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 #[path = "support/mod.rs"]
 mod support;
 use support::*;

@@ -2,7 +2,7 @@
 //! renamed member): the derive refuses it, at the attribute, rather than
 //! answer other bytes than serde would.
 #![allow(unused)]
-use needhave::{api, error, http, platform, Ctx};
+use needhave::{api, error, http, json, platform, Ctx};
 
 #[derive(needhave_macros::ToJson)]
 pub struct Answer {

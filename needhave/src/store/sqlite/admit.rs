@@ -10,8 +10,7 @@ use std::sync::OnceLock;
 
 use rusqlite::Connection;
 
-use super::SCHEMA;
-use crate::store::migrate;
+use crate::store::migrate::{self, SCHEMA};
 
 /// Refuses `conn` (a file at `path` that was there before this start) unless
 /// the list may serve it; `Err` is the operator's message, naming the path.

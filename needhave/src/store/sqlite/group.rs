@@ -61,7 +61,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::files::Identity;
-use super::{run_one, unavailable};
+use super::run::{run_one, unavailable};
 use crate::store::{Memo, Row, Statement, StoreError, StoreResult};
 
 /// The most batches one commit carries, by default: the smallest power of

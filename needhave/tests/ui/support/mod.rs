@@ -1,5 +1,5 @@
 //! What the fixtures' tables refer to: a few types and handlers of the usual
-//! shapes. Each fixture also brings `api`, `error`, `http`, `platform` and
+//! shapes. Each fixture also brings `api`, `error`, `http`, `json`, `platform` and
 //! `Ctx` into its crate root, where the expansion of `routes!` looks for them.
 
 #![allow(dead_code)]

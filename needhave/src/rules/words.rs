@@ -1,0 +1,159 @@
+//! What a note is indexed as, for finding it by its words: the duplicate
+//! key's words (`fold`), pairs of characters in scripts written without
+//! spaces, and its kind's term. The ground floor, since the store's
+//! migrations index old posts with it; `search` builds queries from the
+//! same pieces.
+
+use super::{fold, Kind};
+use crate::platform::is_alphanumeric;
+
+/// The term every indexed post of a kind carries. `·` (U+00B7) is neither a
+/// letter nor a digit, so no word of a note can be this term, and the
+/// `ascii` tokenizer keeps it (it splits only at ASCII characters).
+pub fn kind_term(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Need => "\u{b7}need",
+        Kind::Have => "\u{b7}have",
+    }
+}
+
+/// An FTS5 query that every indexed post matches: which posts already have
+/// their words (for the back-fill of an upgraded D1 database).
+pub const ANY_INDEXED: &str = "\"\u{b7}need\" OR \"\u{b7}have\"";
+
+/// Whether `c` belongs to a script written without spaces between words.
+pub fn unspaced(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x3000..=0x30FF // CJK marks (々, 〆), hiragana, katakana
+        | 0x3100..=0x312F // Bopomofo
+        | 0x31F0..=0x31FF // katakana extensions
+        | 0x3400..=0x4DBF // CJK extension A
+        | 0x4E00..=0x9FFF // CJK unified ideographs
+        | 0xF900..=0xFAFF // CJK compatibility ideographs
+        | 0xFF66..=0xFF9F // half-width katakana (NFKC widens them anyway)
+        | 0x20000..=0x3FFFF // CJK extensions B and later
+    )
+}
+
+/// The words of a text, as the duplicate key has them.
+pub fn words(text: &str) -> Vec<String> {
+    let folded = fold(text);
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in folded.chars() {
+        if is_alphanumeric(c) {
+            word.push(c);
+        } else if !word.is_empty() {
+            out.push(std::mem::take(&mut word));
+        }
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// One piece of a word: a run of spaced-script characters, or a run of
+/// unspaced ones.
+pub enum Piece<'a> {
+    Spaced(&'a str),
+    Unspaced(&'a str),
+}
+
+pub fn pieces(word: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (i, c) in word.char_indices() {
+        let u = unspaced(c);
+        if current.is_some_and(|cur| cur != u) {
+            out.push(piece(&word[start..i], !u));
+            start = i;
+        }
+        current = Some(u);
+    }
+    if let Some(u) = current {
+        out.push(piece(&word[start..], u));
+    }
+    out
+}
+
+fn piece(s: &str, unspaced: bool) -> Piece<'_> {
+    if unspaced {
+        Piece::Unspaced(s)
+    } else {
+        Piece::Spaced(s)
+    }
+}
+
+/// The adjacent pairs of a run's characters; a run of one character is
+/// itself.
+pub fn bigrams(run: &str) -> Vec<&str> {
+    let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
+    if starts.len() < 2 {
+        return vec![run];
+    }
+    (0..starts.len() - 1)
+        .map(|k| {
+            let end = starts.get(k + 2).copied().unwrap_or(run.len());
+            &run[starts[k]..end]
+        })
+        .collect()
+}
+
+/// What the index holds for a post: its kind's term, then each distinct
+/// term of its note, separated by spaces.
+pub fn index_text(kind: Kind, note: &str) -> String {
+    let mut terms: Vec<String> = Vec::new();
+    for word in words(note) {
+        for p in pieces(&word) {
+            match p {
+                Piece::Spaced(s) => terms.push(s.to_string()),
+                Piece::Unspaced(run) => terms.extend(bigrams(run).into_iter().map(String::from)),
+            }
+        }
+    }
+    // A note has at most a few hundred terms: a linear look back is cheaper
+    // than a hash set, and links no hasher into the Worker.
+    let mut out = String::from(kind_term(kind));
+    for (i, t) in terms.iter().enumerate() {
+        if !terms[..i].contains(t) {
+            out.push(' ');
+            out.push_str(t);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_are_indexed_as_their_key_words() {
+        assert_eq!(
+            index_text(Kind::Need, "Need a BIKE, bike!"),
+            "\u{b7}need need a bike"
+        );
+        assert_eq!(
+            index_text(Kind::Have, "ＧＰＵ to\u{200b}night"),
+            "\u{b7}have gpu tonight"
+        );
+    }
+
+    #[test]
+    fn unspaced_runs_become_pairs() {
+        assert_eq!(
+            index_text(Kind::Have, "我有自行车"),
+            "\u{b7}have 我有 有自 自行 行车"
+        );
+        assert_eq!(
+            index_text(Kind::Have, "RTX4090显卡"),
+            "\u{b7}have rtx4090 显卡"
+        );
+        assert_eq!(index_text(Kind::Need, "车"), "\u{b7}need 车");
+    }
+}

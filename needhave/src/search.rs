@@ -1,0 +1,235 @@
+//! Finding posts by their words: what a query asks, and the cursor of a
+//! page. What a note is indexed as is `rules::words`, which the store's
+//! migrations use too.
+//!
+//! Words are what the duplicate key compares (`rules::fold`: default
+//! ignorables out, NFKC, lower case; every run of characters that are not
+//! letters or digits a separator). A query word matches a note word that
+//! begins with it. In scripts written without spaces (Han, kana, Thai, Lao,
+//! Khmer, Myanmar) a "word" can be a whole sentence, so such runs are indexed
+//! as their pairs of adjacent characters (bigrams), and a query run of two or
+//! more of those characters asks for each of its pairs.
+//!
+//! The tokenizing is done here, in Rust, on every target: D1 offers SQLite's
+//! full-text index (FTS5) only with its built-in tokenizers, none of which
+//! knows NFKC or bigrams. The index is an FTS5 table over the text this
+//! module writes (terms separated by spaces, read by the `ascii` tokenizer,
+//! which splits at ASCII punctuation and spaces only and so takes every term
+//! as written); see `docs/finding.md` for why FTS5 and how it is exported.
+
+use crate::rules::words::{bigrams, kind_term, pieces, words, Piece};
+use crate::rules::Kind;
+
+/// Characters a query may have.
+pub const MAX_QUERY_CHARS: usize = 100;
+/// Words a query may have.
+pub const MAX_QUERY_WORDS: usize = 8;
+
+/// The words of a `q`, checked against its bounds: at most 100 characters
+/// and 8 words. A query of no word at all is no filter (`None` from
+/// [`Words::expression`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Words(Vec<String>);
+
+impl Words {
+    pub fn parse(q: &str) -> Option<Words> {
+        if q.chars().count() > MAX_QUERY_CHARS {
+            return None;
+        }
+        let words = words(q);
+        if words.len() > MAX_QUERY_WORDS {
+            return None;
+        }
+        Some(Words(words))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The words as a query that parses back to them: what a link to the
+    /// same search says (the feed's own address).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for w in &self.0 {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(w);
+        }
+        out
+    }
+
+    /// The FTS5 query of these words, each required: a spaced piece as a
+    /// prefix (`"bike"*`), an unspaced run as each of its pairs (a single
+    /// character as a prefix of the pairs it starts), and the kind's term
+    /// when one is asked for. `None` when there is nothing to match.
+    pub fn expression(&self, kind: Option<Kind>) -> Option<String> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut out = String::new();
+        let mut push = |term: &str, prefix: bool| {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            // Terms hold only letters and digits: no `"` to double.
+            out.push('"');
+            out.push_str(term);
+            out.push('"');
+            if prefix {
+                out.push('*');
+            }
+        };
+        if let Some(k) = kind {
+            push(kind_term(k), false);
+        }
+        for word in &self.0 {
+            for p in pieces(word) {
+                match p {
+                    Piece::Spaced(s) => push(s, true),
+                    Piece::Unspaced(run) => {
+                        let pairs = bigrams(run);
+                        let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
+                        for pair in pairs {
+                            push(pair, single);
+                        }
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+impl crate::query::FromQuery for Words {
+    fn from_query(text: &str) -> Option<Words> {
+        Words::parse(text)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl schemars::JsonSchema for Words {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Words".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "maxLength": MAX_QUERY_CHARS})
+    }
+}
+
+/// The position of a page: the posts older than the last one shown. Opaque
+/// to clients: the post's row number in hex after a check of 8 hex digits,
+/// so that a cursor the list did not make (typed, cut, altered) is refused
+/// rather than read as some other place in the list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cursor(pub i64);
+
+impl Cursor {
+    fn check(row: &str) -> String {
+        let digest = crate::secrets::sha256_hex(&["needhave cursor ", row].concat());
+        digest[..8].to_string()
+    }
+
+    pub fn encode(self) -> String {
+        let row = format!("{:x}", self.0);
+        let mut out = Self::check(&row);
+        out.push_str(&row);
+        out
+    }
+
+    pub fn parse(s: &str) -> Option<Cursor> {
+        if !(9..=24).contains(&s.len())
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return None;
+        }
+        let (check, row) = s.split_at(8);
+        if row.starts_with('0') || Self::check(row) != check {
+            return None;
+        }
+        // Hex digits only (checked above), at most 16 of them: summed by
+        // hand, so that no radix parser is linked for one use.
+        row.bytes()
+            .try_fold(0i64, |n, b| {
+                let digit = (b as char).to_digit(16)?;
+                n.checked_mul(16)?.checked_add(i64::from(digit))
+            })
+            .filter(|n| *n > 0)
+            .map(Cursor)
+    }
+}
+
+impl crate::query::FromQuery for Cursor {
+    fn from_query(text: &str) -> Option<Cursor> {
+        Cursor::parse(text)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl schemars::JsonSchema for Cursor {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Cursor".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": "^[0-9a-f]{9,24}$"})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queries() {
+        let q = |s: &str| Words::parse(s).and_then(|w| w.expression(None));
+        assert_eq!(q("Bike"), Some("\"bike\"*".into()));
+        assert_eq!(q("  !!! "), None);
+        assert_eq!(q("ｇｐｕ tonight"), Some("\"gpu\"* \"tonight\"*".into()));
+        assert_eq!(q("自行车"), Some("\"自行\" \"行车\"".into()));
+        assert_eq!(q("车"), Some("\"车\"*".into()));
+        assert_eq!(
+            Words::parse("bike").unwrap().expression(Some(Kind::Have)),
+            Some("\"\u{b7}have\" \"bike\"*".into())
+        );
+        assert!(Words::parse(&"a ".repeat(8)).is_some());
+        assert!(Words::parse(&"a ".repeat(9)).is_none());
+        assert!(Words::parse(&"x".repeat(100)).is_some());
+        assert!(Words::parse(&"x".repeat(101)).is_none());
+    }
+
+    #[test]
+    fn cursors_round_trip_and_refuse_forgeries() {
+        for n in [1, 255, 1 << 40] {
+            let c = Cursor(n).encode();
+            assert_eq!(Cursor::parse(&c), Some(Cursor(n)));
+        }
+        let good = Cursor(300).encode();
+        let mut altered = good.clone().into_bytes();
+        let last = altered.len() - 1;
+        altered[last] = if altered[last] == b'1' { b'2' } else { b'1' };
+        for bad in [
+            "",
+            "abc",
+            "zzzzzzzzzz",
+            &good.to_uppercase(),
+            std::str::from_utf8(&altered).unwrap(),
+            &format!("{good}0"),
+            &good[..good.len() - 1],
+        ] {
+            assert_eq!(Cursor::parse(bad), None, "{bad:?}");
+        }
+    }
+}
