@@ -69,6 +69,8 @@ pub fn text(raw: &str) -> Result<&str, Code> {
     // One pass for the rules (then judged in their order): one loop in the
     // Worker rather than one iterator chain per rule.
     let (mut visible, mut chars, mut bad) = (false, 0, false);
+    // What the character before drew on: a variation selector needs one.
+    let mut prev: Option<char> = None;
     let mut rest = t;
     while let Some(c) = rest.chars().next() {
         let mut len = c.len_utf8();
@@ -78,8 +80,9 @@ pub fn text(raw: &str) -> Result<&str, Code> {
                 chars += TAG_FLAG_CHARS - 1;
             }
         } else {
-            bad |= is_unreadable(c) || is_hidden(c);
+            bad |= is_unreadable(c) || is_hidden(c) || is_stray_selector(c, prev);
         }
+        prev = Some(c);
         // The mark test last: on the Worker it asks the JavaScript runtime.
         visible = visible || !(is_blank(c) || is_mark(c));
         chars += 1;
@@ -123,6 +126,31 @@ fn is_unreadable(c: char) -> bool {
 /// right-to-left text needs them.
 pub fn is_hidden(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
+}
+
+/// A variation selector that selects nothing: one after another, after a
+/// blank or at the start, or an ideographic one (VS17–VS256) after
+/// anything but an ideograph. Every variation sequence the standard
+/// defines is one base and one selector, and each selector renders as
+/// nothing, so a run of them is a channel a model reads and a person never
+/// sees: 256 selectors carry a byte each behind a single emoji.
+fn is_stray_selector(c: char, prev: Option<char>) -> bool {
+    let ideographic = matches!(c, '\u{e0100}'..='\u{e01ef}');
+    if !(ideographic || matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{180b}'..='\u{180d}' | '\u{180f}'))
+    {
+        return false;
+    }
+    match prev {
+        None => true,
+        Some(p) if is_blank(p) => true,
+        Some(p) => ideographic && !is_ideograph(p),
+    }
+}
+
+/// The CJK unified and compatibility ideographs: the bases of the
+/// ideographic variation sequences.
+fn is_ideograph(c: char) -> bool {
+    matches!(c, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{20000}'..='\u{3ffff}')
 }
 
 /// The black flag that the tag flags are built on.
@@ -242,6 +270,31 @@ mod tests {
             let note = format!("kilts {s} {s}");
             assert_eq!(text(&note), Ok(note.as_str()));
             assert_eq!(text(s), Ok(s));
+        }
+        // Variation selectors: one after a base is a variation sequence;
+        // more, or one with nothing to vary, carries hidden bytes.
+        for s in [
+            "hi \u{1f600}\u{fe0f}\u{fe0e}",
+            "\u{1f600}\u{e0100}\u{e0101}\u{e0102}",
+            "a\u{fe00}\u{fe01}",
+            "\u{fe0f}hi",
+            "hi \u{fe0f}",
+            "hi\u{200b}\u{fe0f}",
+            "a\u{e0100}",
+            "\u{1820}\u{180b}\u{180c}",
+        ] {
+            assert_eq!(text(s), Err(Code::BadNote), "{s:?}");
+        }
+        for s in [
+            "\u{2764}\u{fe0f} ok",
+            "#\u{fe0f}\u{20e3} keycap",
+            "\u{1f3f3}\u{fe0f}\u{200d}\u{1f308} flag",
+            "\u{1f468}\u{200d}\u{2764}\u{fe0f}\u{200d}\u{1f468}",
+            "\u{845b}\u{e0100} ivs",
+            "\u{2229}\u{fe00}",
+            "\u{1820}\u{180b}",
+        ] {
+            assert_eq!(text(s), Ok(s), "{s:?}");
         }
         // Direction marks stay: right-to-left text needs them.
         for s in [
