@@ -470,29 +470,23 @@ fn d1_words(input: &str) -> String {
         String::from_utf8(query.stdout).unwrap().trim(),
         migrate::D1_UNINDEXED
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .arg("d1-words")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let sql = String::from_utf8(out.stdout).unwrap();
+    let sql = piped("d1-words", input);
     assert_eq!(sql, migrate::d1_word_inserts(input).unwrap());
     sql
 }
 
 /// `needhave d1-keys`, the command the README names.
 fn d1_keys(input: &str) -> String {
+    let sql = piped("d1-keys", input);
+    assert_eq!(sql, migrate::d1_key_updates(input).unwrap());
+    sql
+}
+
+/// `needhave COMMAND` with `input` on its stdin: what it printed, once it
+/// exited 0.
+fn piped(command: &str, input: &str) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .arg("d1-keys")
+        .arg(command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -504,10 +498,8 @@ fn d1_keys(input: &str) -> String {
         .write_all(input.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let sql = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(sql, migrate::d1_key_updates(input).unwrap());
-    sql
+    assert!(out.status.success(), "needhave {command}");
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A database of the previous release: the first release's rows, then the

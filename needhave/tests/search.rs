@@ -70,7 +70,11 @@ fn v(ids: &[&String]) -> Vec<String> {
 async fn ids(params: &[(&str, &str)]) -> Vec<String> {
     let r = Client::new().get(&url(params)).await;
     assert_eq!(r.status, 200, "{params:?}: {}", r.text());
-    let v = r.json();
+    listed(&r.json())
+}
+
+/// The ids of a list answer's (or a `list_posts` result's) posts, in order.
+fn listed(v: &Value) -> Vec<String> {
     v["posts"]
         .as_array()
         .unwrap()
@@ -414,14 +418,6 @@ async fn list_posts_takes_kind_query_and_cursor() {
     let need = post("need", &format!("{t} a ladder")).await;
     let have = post("have", &format!("{t} a ladder to lend")).await;
     let c = Client::new();
-    let listed = |v: &Value| -> Vec<String> {
-        v["posts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["id"].as_str().unwrap().to_string())
-            .collect()
-    };
     // 2025: tools/call after no handshake is accepted (stateless).
     let r = tool_ok(&c.tool("list_posts", json!({"query": t})).await);
     assert_eq!(listed(&r), v(&[&have, &need]));
