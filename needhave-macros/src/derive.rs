@@ -6,8 +6,20 @@
 //! all of it inlined into the dispatcher the Worker ships. The list's bodies
 //! are flat objects of strings, and its answers objects of strings, bools
 //! and lists, so what each type needs is a line per field over two shared
-//! traits in `crate::http` (`BodyField`, `ToJson`); the reading and the
+//! traits in `crate::json` (`BodyField`, `ToJson`); the reading and the
 //! escaping themselves are written once there.
+//!
+//! What each saves the Worker, measured with bench/worker-size.sh against
+//! serde's derives on the same types (gzip -9 of the .wasm):
+//!
+//! - `FromBody`: 13,133 B. serde's `Deserialize`, even from the parsed
+//!   object, builds its error messages (`invalid type: floating point
+//!   `1.5`, expected a string`), which link core's float printing.
+//! - `ToJson`: 636 B, under the 5 KB a hand-written replacement must save;
+//!   it stays because serde's `Serialize` (and `serde_json::to_writer`)
+//!   puts the Worker over its size gate, 1.75x the yardstick: 125,067 B
+//!   against a budget of 124,582 B. Where the gate has room, serde's
+//!   `Serialize` is what the answers should derive.
 //!
 //! The answer types keep `serde::Serialize` natively (schemars reads the same
 //! `#[serde]` attributes for the OpenAPI document), so `ToJson` honours the

@@ -15,7 +15,7 @@ fn random_hex(bytes: &mut [u8]) -> String {
     if getrandom::fill(bytes).is_err() {
         panic!("system randomness is unavailable");
     }
-    to_hex(bytes)
+    hex::encode(bytes)
 }
 
 /// A post or message id: 32 hex characters.
@@ -35,20 +35,7 @@ pub fn digest_hex(parts: &[&[u8]]) -> String {
     for part in parts {
         h.update(part);
     }
-    to_hex(&h.finalize())
-}
-
-/// Lowercase hex, as `hex::encode` writes it: one loop for every caller
-/// (the hashes, the migration's keys, SQLite blobs) rather than the crate's
-/// iterator, instantiated for each input type.
-pub fn to_hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
+    hex::encode(h.finalize())
 }
 
 pub fn sha256_hex(text: &str) -> String {
@@ -68,13 +55,6 @@ mod tests {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
         assert_eq!(new_secret().len(), 64);
         assert_ne!(new_secret(), new_secret());
-    }
-
-    #[test]
-    fn hex_is_the_crates() {
-        let bytes: Vec<u8> = (0..=255).collect();
-        assert_eq!(to_hex(&bytes), hex::encode(&bytes));
-        assert_eq!(to_hex(&[]), "");
     }
 
     #[test]

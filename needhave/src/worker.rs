@@ -8,15 +8,16 @@
 //!
 //! The export is written with `wasm_bindgen` on the runtime's own types
 //! (`web_sys::Request` in, `web_sys::Response` out) rather than through
-//! workers-rs's `#[event(fetch)]`, `worker::Request`, `Env` getters and
-//! `worker::Response`: every one of those answers a `worker::Result`, and
-//! its error type, boxed as a `dyn Error` by the macro, linked its Display,
-//! its Debug (with `str`'s escaping), its conversion from any JS value and
-//! the wrappers' own conversions, about 3 KB gzip of the .wasm
-//! (bench/worker-size.sh) for failures that here have one answer: 500
-//! `internal` and a line in the log. worker-build wraps any export named
-//! `fetch` (see its shim), so the crate's start-up and reinitialisation on a
-//! trap are the same as with the macro.
+//! workers-rs's `#[event(fetch)]`: the macro's glue answers a
+//! `worker::Result`, and its error type, boxed as a `dyn Error`, links its
+//! Display, its Debug (with `str`'s escaping), its conversion from any JS
+//! value and the crate's text 500, for failures that here have one answer:
+//! 500 `internal` and a line in the log. The macro on this same function
+//! (the same runtime types in and out, an `Env` and a `Context` for the two
+//! `JsValue`s) costs 7,343 B gzip of the .wasm (bench/worker-size.sh),
+//! past the 5 KB a hand-written entry must save. worker-build wraps any
+//! export named `fetch` (see its shim), so the crate's start-up and
+//! reinitialisation on a trap are the same as with the macro.
 
 use std::sync::Arc;
 

@@ -199,7 +199,7 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
             .as_str()
             .and_then(Kind::parse)
             .ok_or("a row without a kind (need or have)")?;
-        let words = crate::secrets::to_hex(index_text(kind, note).as_bytes());
+        let words = hex::encode(index_text(kind, note).as_bytes());
         sql.push_str(&format!(
             "INSERT INTO post_words (rowid, words) SELECT rowid, CAST(X'{words}' AS TEXT) \
              FROM posts WHERE id = '{id}' AND rowid NOT IN \

@@ -46,7 +46,7 @@ pub fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
                     Ok(s) => s.to_string(),
                     Err(_) => String::from_utf8_lossy(t).into_owned(),
                 }),
-                ValueRef::Blob(b) => Json::from(crate::secrets::to_hex(b)),
+                ValueRef::Blob(b) => Json::from(hex::encode(b)),
             };
             map.insert(name.clone(), v);
         }
