@@ -30,7 +30,9 @@ EOF
 
 # worker_start VAR CONFIG STATE LOG [wrangler dev args...]: starts wrangler
 # dev in its own session and sets VAR_PGID, VAR_PORT, VAR_BASE, VAR_T0 (the
-# launch time, in ms). It does not wait: see worker_wait_ready.
+# launch time, in ms). It does not wait: see worker_wait_ready. LOG gets
+# wrangler's warnings and the Worker's console.warn and console.error;
+# WORKER_LOG_LEVEL=log adds the Worker's console.log (its request lines).
 worker_start() {
     local var=$1 config=$2 state=$3 log=$4
     shift 4
@@ -40,7 +42,7 @@ worker_start() {
     printf -v "${var}_T0" '%s' "$(date +%s%3N)"
     setsid wrangler dev --config "$config" --ip 127.0.0.1 --port "$port" \
         --inspector-port "$inspector" --persist-to "$state" \
-        --show-interactive-dev-session=false --log-level warn "$@" \
+        --show-interactive-dev-session=false --log-level "${WORKER_LOG_LEVEL:-warn}" "$@" \
         </dev/null >"$log" 2>&1 &
     printf -v "${var}_PGID" '%s' "$!"
     printf -v "${var}_PORT" '%s' "$port"

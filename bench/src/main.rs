@@ -16,12 +16,15 @@
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
+//!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
+//!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh)
 //!
 //! `bench/run` builds everything in release mode and runs `all`; `.ci/faults`
 //! runs `faults` in its short form.
 
 mod check;
 mod client;
+mod d1_seed;
 mod hello;
 mod load;
 mod procs;
@@ -128,8 +131,14 @@ fn main() -> ExitCode {
             args.num("rounds", 300) as usize,
         )),
         "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
+        "d1-seed" => d1_seed::write(
+            Path::new(args.get("out").unwrap_or("d1-seed")),
+            args.num("posts", 100_000),
+            args.num("per-file", 10_000).max(1),
+        )
+        .map(|files| println!("{}", files.join("\n"))),
         _ => Err(
-            "usage: needhave-bench all|faults|group-sweep|hello|search|seed (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|search|seed|d1-seed (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {

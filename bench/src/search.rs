@@ -30,7 +30,9 @@ const FILLERS: &[&str] = &[
     "screws", "bolts", "washers",
 ];
 
-fn note(i: u64) -> (Kind, String) {
+/// The `i`th note of the seeded list, and its kind (also what
+/// `d1_seed` writes for the Worker's figures).
+pub fn note(i: u64) -> (Kind, String) {
     let kind = if i.is_multiple_of(2) {
         Kind::Need
     } else {

@@ -31,7 +31,7 @@ use crate::api::Ctx;
 use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
-use crate::store::d1::D1Store;
+use crate::store::d1::{D1Store, Usage};
 use crate::store::session::Sessions;
 use crate::store::{Failing, Store};
 use crate::{platform, routes, rules};
@@ -63,7 +63,7 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
     }
 
     let started = platform::now_ms();
-    let trips = std::rc::Rc::new(std::cell::Cell::new(0));
+    let usage = std::rc::Rc::new(Usage::default());
     // Before the body: its early refusals speak CORS like every answer.
     let config = config(&env);
     let declared = request
@@ -76,7 +76,7 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         match read_body(&req, rules::MAX_BODY).await {
             Ok(Some(body)) => {
                 request.body = body;
-                answer(&request, &env, config, trips.clone()).await
+                answer(&request, &env, config, usage.clone()).await
             }
             Ok(None) => crate::refusal(&request, &config, Code::TooLarge),
             Err(_) => crate::refusal(&request, &config, Code::BadRequest),
@@ -86,7 +86,7 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         &request,
         response.status,
         platform::now_ms() - started,
-        trips.get(),
+        &usage,
     );
     // Headers the runtime will not take (none the list makes should be
     // one): still an answer in the contract's shape.
@@ -172,10 +172,11 @@ fn d1(env: &JsValue) -> Option<JsValue> {
 
 /// One JSON line per request for Workers Logs (`[observability]` in
 /// wrangler.toml): the route pattern and its method (both from the table,
-/// never the path, a body or an address), the status, the milliseconds and
-/// the D1 round trips. Written by hand, without `format!` or serde: the
-/// Worker's size is what every cold start loads.
-fn log_request(request: &Request, status: u16, ms: i64, d1: u32) {
+/// never the path, a body or an address), the status, the milliseconds, the
+/// D1 round trips and the rows D1 read and wrote (what it bills). Written by
+/// hand, without `format!` or serde: the Worker's size is what every cold
+/// start loads.
+fn log_request(request: &Request, status: u16, ms: i64, d1: &Usage) {
     let (method, route) = crate::routes::API
         .route(&request.method, &request.path)
         .map_or(("-", "-"), |r| (r.method, r.path));
@@ -187,8 +188,14 @@ fn log_request(request: &Request, status: u16, ms: i64, d1: u32) {
     line.push_str(&status.to_string());
     line.push_str(",\"ms\":");
     line.push_str(&ms.max(0).to_string());
-    line.push_str(",\"d1\":");
-    line.push_str(&d1.to_string());
+    for (name, n) in [
+        (",\"d1\":", &d1.trips),
+        (",\"rows_read\":", &d1.rows_read),
+        (",\"rows_written\":", &d1.rows_written),
+    ] {
+        line.push_str(name);
+        line.push_str(&n.get().to_string());
+    }
     line.push('}');
     web_sys::console::log_1(&line.into());
 }
@@ -197,7 +204,7 @@ async fn answer(
     request: &Request,
     env: &JsValue,
     config: Config,
-    trips: std::rc::Rc<std::cell::Cell<u32>>,
+    usage: std::rc::Rc<Usage>,
 ) -> Response {
     // Without it, none: such requests must not share one bucket of the
     // per-IP limits, so their writes are refused (`Ctx::ip_hash`).
@@ -210,7 +217,7 @@ async fn answer(
     // shares it, and D1's handles are not `Send`.
     #[allow(clippy::arc_with_non_send_sync)]
     let store: Arc<dyn Store> = match d1(env) {
-        Some(db) => Arc::new(Sessions::new(D1Store::new(db.unchecked_into(), trips))),
+        Some(db) => Arc::new(Sessions::new(D1Store::new(db.unchecked_into(), usage))),
         // A deployment without its database: every call that needs the
         // store fails as a store failure does (500, logged), `/healthz`
         // says 503 so that a probe sees it, and what needs no store (the

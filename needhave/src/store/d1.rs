@@ -14,6 +14,8 @@
 //! serde_json, which the list links anyway: converting each value through
 //! serde-wasm-bindgen would cost the Worker's size more than it saves time.
 
+use std::cell::Cell;
+
 use serde_json::Value as Json;
 use worker::js_sys::{Array, JSON};
 use worker::wasm_bindgen::{JsCast, JsValue};
@@ -28,15 +30,31 @@ use crate::platform::BoxFuture;
 /// `worker::Result`s (see `worker.rs` for what those cost).
 pub struct D1Store {
     db: D1Sys,
-    /// Round trips made, for the request's log line (`worker.rs`).
-    trips: std::rc::Rc<std::cell::Cell<u32>>,
+    usage: std::rc::Rc<Usage>,
+}
+
+/// What a request's D1 calls cost, for its log line (`worker.rs`): the
+/// round trips, and the rows its statements read and wrote as D1 counts
+/// them (each statement's `meta.rows_read` and `meta.rows_written`), which
+/// is what D1 bills.
+#[derive(Default)]
+pub struct Usage {
+    pub trips: Cell<u32>,
+    pub rows_read: Cell<u32>,
+    pub rows_written: Cell<u32>,
 }
 
 impl D1Store {
-    /// A store on `db` that counts its round trips in `trips`.
-    pub fn new(db: D1Sys, trips: std::rc::Rc<std::cell::Cell<u32>>) -> Self {
-        D1Store { db, trips }
+    /// A store on `db` that counts what it costs in `usage`.
+    pub fn new(db: D1Sys, usage: std::rc::Rc<Usage>) -> Self {
+        D1Store { db, usage }
     }
+}
+
+/// Adds a count of D1's answer (absent: none) to `to`.
+fn add(to: &Cell<u32>, n: Option<&Json>) {
+    let n = n.and_then(Json::as_u64).unwrap_or(0);
+    to.set(to.get().saturating_add(n.min(u64::from(u32::MAX)) as u32));
 }
 
 /// A JS exception as text for the operator's log (never for the client).
@@ -92,7 +110,7 @@ fn statement_rows(result: Json) -> StoreResult<Vec<Row>> {
 
 impl D1Store {
     async fn run_batch(&self, start: &str, statements: &[Statement]) -> StoreResult<SessionAnswer> {
-        self.trips.set(self.trips.get() + 1);
+        self.usage.trips.set(self.usage.trips.get() + 1);
         let session = self.db.with_session(Some(start)).map_err(js_error)?;
         let prepared = Array::new();
         for s in statements {
@@ -119,6 +137,10 @@ impl D1Store {
         }
         let mut rows = Vec::with_capacity(results.len());
         for result in results {
+            if let Some(meta) = result.get("meta") {
+                add(&self.usage.rows_read, meta.get("rows_read"));
+                add(&self.usage.rows_written, meta.get("rows_written"));
+            }
             rows.push(statement_rows(result)?);
         }
         Ok((rows, bookmark))

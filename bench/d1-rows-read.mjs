@@ -1,0 +1,125 @@
+// D1's rows read per `GET /posts`, from the Worker's own log line: run by
+// bench/d1-rows-read.sh against `wrangler dev` on a seeded local D1.
+//
+//   node bench/d1-rows-read.mjs BASE LOG POSTS [--check]
+//
+// BASE is the Worker's address, LOG the file wrangler dev writes the
+// Worker's console to, POSTS how many posts the D1 holds (seeded by
+// `needhave-bench d1-seed`). Requests go one at a time, and each one's
+// line is the next JSON line with a route that appears in LOG: the line
+// carries `rows_read` and `rows_written`, the sums of D1's `meta` over the
+// request's statements (needhave/src/worker.rs). Prints a Markdown table;
+// its last column is the line's `ms`, the Worker's time for the call (one
+// sample, on wrangler dev: a hint, not a latency figure).
+//
+// --check exits 1 when a query the goal covers reads 1,000 rows or more,
+// or any page reads more than PAGE_BOUND: the version twice, then for each
+// post the statement fetches (a page and one more) its index row and its
+// post row. More than that is a walk past the page (rows above the cursor,
+// or a whole list), which a small D1 shows as surely as a large one.
+import { readFileSync } from "node:fs";
+
+const [base, log, count, flag] = process.argv.slice(2);
+const posts = Number(count);
+if (!base || !log || !(posts > 0)) {
+  console.error("usage: node bench/d1-rows-read.mjs BASE LOG POSTS [--check]");
+  process.exit(2);
+}
+const GOAL = 1000;
+const PAGE_BOUND = 2 + 2 * 101;
+// The deepest page asked for: the 100th, or the last full one of a smaller
+// list (`gpu` is in 10% of the notes, each kind in half).
+const deepest = (share) => Math.max(1, Math.min(100, Math.floor((posts * share) / 100)));
+const GPU_PAGE = deepest(0.1);
+const KIND_PAGE = deepest(0.5);
+const nth = (n) => `${n}${n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th"}`;
+
+// The Worker's request lines so far (wrangler adds lines of its own).
+function lines() {
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .flatMap((l) => {
+      const at = l.indexOf('{"method"');
+      if (at < 0) return [];
+      try {
+        return [JSON.parse(l.slice(at).trim())];
+      } catch {
+        return [];
+      }
+    });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// One request and its log line: {status, body, etag, line}.
+async function call(path, headers = {}) {
+  const seen = lines().length;
+  const res = await fetch(base + path, { headers });
+  const body = await res.text();
+  // wrangler writes the console a moment after the answer.
+  for (let i = 0; i < 200; i++) {
+    const all = lines();
+    if (all.length > seen) {
+      if (all.length > seen + 1) throw new Error(`more than one log line for ${path}`);
+      return { status: res.status, body, etag: res.headers.get("etag"), line: all[seen] };
+    }
+    await sleep(50);
+  }
+  throw new Error(`no log line for ${path} after 10 s`);
+}
+
+// A page's posts and its `next`.
+const parsed = (r) => (r.status === 200 ? JSON.parse(r.body) : { posts: [] });
+
+// name, the query string, pages walked before the one measured, whether
+// the goal covers it, and whether to send the page's own tag back (a 304).
+const QUERIES = [
+  { name: "bare list (GET /posts), first call", qs: "" },
+  { name: "bare list again (its answer kept)", qs: "" },
+  { name: "kind=have", qs: "?kind=have" },
+  { name: `${nth(KIND_PAGE)} page of kind=have`, qs: "?kind=have", skip: KIND_PAGE - 1 },
+  { name: "q of a rare word (x7fq, 1 post)", qs: "?q=x7fq", goal: true },
+  { name: "q of a word in 10% (gpu)", qs: "?q=gpu", goal: true },
+  { name: "two words (gpu tonight)", qs: "?q=gpu+tonight", goal: true },
+  { name: "a prefix of one letter (l)", qs: "?q=l", goal: true },
+  { name: "CJK (自行车, 5%)", qs: `?q=${encodeURIComponent("自行车")}`, goal: true },
+  { name: "kind=need and gpu (no post matches)", qs: "?kind=need&q=gpu" },
+  { name: `${nth(GPU_PAGE)} page of gpu`, qs: "?q=gpu", skip: GPU_PAGE - 1, goal: true },
+  { name: "304 (gpu, If-None-Match its tag)", qs: "?q=gpu", revalidate: true },
+];
+
+const rows = [];
+let failed = false;
+for (const q of QUERIES) {
+  let qs = q.qs;
+  for (let i = 0; i < (q.skip || 0); i++) {
+    const { next } = parsed(await call("/posts" + qs));
+    if (!next) throw new Error(`${q.name}: no page ${i + 2}`);
+    qs = `${q.qs}&before=${next}`;
+  }
+  let r = await call("/posts" + qs);
+  if (q.revalidate) r = await call("/posts" + qs, { "if-none-match": r.etag });
+  const want = q.revalidate ? 304 : 200;
+  if (r.status !== want) throw new Error(`${q.name}: status ${r.status}, want ${want}: ${r.body.slice(0, 200)}`);
+  const read = r.line.rows_read;
+  if (typeof read !== "number") throw new Error(`${q.name}: the log line has no rows_read: ${JSON.stringify(r.line)}`);
+  const met = read < GOAL;
+  if (q.goal && !met) failed = `${q.name} read ${read} rows, the goal is under ${GOAL}`;
+  if (read > PAGE_BOUND) failed = `${q.name} read ${read} rows, more than a page's ${PAGE_BOUND}`;
+  rows.push([
+    q.name,
+    `\`GET /posts${qs.length > 60 ? qs.slice(0, 40) + "…" : qs}\``,
+    String(parsed(r).posts.length),
+    read.toLocaleString("en-US"),
+    q.goal ? (met ? "yes" : "**no**") : met ? "(yes)" : "(no)",
+    String(r.line.ms),
+  ]);
+}
+
+console.log("| query | call | posts on the page | D1 rows read | under 1,000 | ms |");
+console.log("|---|---|---|---|---|---|");
+for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+if (flag === "--check" && failed) {
+  console.error(`d1-rows-read: ${failed}`);
+  process.exit(1);
+}

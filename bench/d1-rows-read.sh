@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# D1's rows read per `GET /posts` (its `meta.rows_read`, what D1 bills), on
+# the Worker under `wrangler dev` on a local D1 of POSTS posts: builds the
+# Worker as .ci/worker-e2e does, applies migrations/ to a fresh local D1,
+# seeds it with the notes of `needhave-bench search` (a word in 10% of the
+# notes, a word of its own in each, Chinese in 5%, both kinds) and their
+# words as the create batch writes them (`needhave-bench d1-seed`), serves
+# it, and runs bench/d1-rows-read.mjs, which reads each call's rows from the
+# Worker's own log line. Prints a Markdown table (docs/finding.md).
+#
+#   bash bench/d1-rows-read.sh [--posts 100000] [--check] [--keep DIR]
+#
+# --check exits 1 when a rare word or a page of a common word reads 1,000
+# rows or more, or any page reads more rows than the posts it fetches
+# account for (see bench/d1-rows-read.mjs). SKIP_BUILD=1 serves the Worker
+# that build/ already holds (in .ci/run, .ci/worker-e2e's). --keep DIR
+# keeps the seeded D1 in DIR and, when DIR already holds one of the same
+# size, reuses it instead of seeding again (100 k posts take a few minutes
+# to seed on 2 cores). .ci/run runs the short form, `--posts 2000 --check`
+# (under a minute).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+POSTS=100000
+CHECK=
+KEEP=
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --posts) POSTS=$2; shift 2 ;;
+    --check) CHECK=--check; shift ;;
+    --keep) KEEP=$2; shift 2 ;;
+    *) echo "usage: $0 [--posts N] [--check] [--keep DIR]" >&2; exit 2 ;;
+    esac
+done
+
+bash scripts/worker-toolchain.sh >/dev/null
+# shellcheck source=scripts/worker-env.sh
+. scripts/worker-env.sh
+# shellcheck source=scripts/worker-dev.sh
+. scripts/worker-dev.sh
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/needhave-d1-rows.XXXXXX")
+cleanup() {
+    local rc=$?
+    worker_stop_all
+    if [[ $rc -ne 0 && -f "$WORK/wrangler.log" ]]; then
+        echo "== wrangler.log (last 40 lines)" >&2
+        tail -n 40 "$WORK/wrangler.log" >&2 || true
+    fi
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT INT TERM
+STATE=${KEEP:-$WORK/state}
+
+echo "== d1-rows-read: build the Worker and needhave-bench" >&2
+if [[ -z "${SKIP_BUILD:-}" ]]; then
+    worker-build --profile worker --out-dir ../build needhave >"$WORK/build.log" 2>&1 ||
+        { cat "$WORK/build.log" >&2; exit 1; }
+fi
+cargo build -q -p needhave-bench
+BENCH=${CARGO_TARGET_DIR:-$ROOT/target}/debug/needhave-bench
+worker_config "$WORK/wrangler.toml" "$ROOT/build/index.js" needhave
+d1() { wrangler d1 execute DB --local --config "$WORK/wrangler.toml" --persist-to "$STATE" "$@" </dev/null; }
+
+# The number of posts a kept D1 holds, or nothing.
+held() {
+    d1 --json --command "SELECT count(*) AS n FROM posts" 2>/dev/null |
+        node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s)[0].results[0].n)}catch{}})'
+}
+if [[ -n "$KEEP" && -d "$KEEP" && "$(held)" == "$POSTS" ]]; then
+    echo "== d1-rows-read: reusing the $POSTS posts in $KEEP" >&2
+else
+    [[ -n "$KEEP" ]] && rm -rf "$KEEP"
+    echo "== d1-rows-read: seed a fresh local D1 with $POSTS posts" >&2
+    t0=$(date +%s)
+    wrangler d1 migrations apply DB --local --config "$WORK/wrangler.toml" --persist-to "$STATE" \
+        </dev/null >"$WORK/d1.log" 2>&1 || { cat "$WORK/d1.log" >&2; exit 1; }
+    "$BENCH" d1-seed --posts "$POSTS" --out "$WORK/seed" >"$WORK/files"
+    while read -r file; do
+        d1 --file "$file" --yes >"$WORK/d1.log" 2>&1 || { cat "$WORK/d1.log" >&2; exit 1; }
+    done <"$WORK/files"
+    [[ "$(held)" == "$POSTS" ]] || { echo "d1-rows-read: the D1 holds $(held) posts, not $POSTS" >&2; exit 1; }
+    echo "seeded in $(($(date +%s) - t0)) s" >&2
+fi
+
+# The Worker's request lines are console.log, wrangler's `log` level.
+WORKER_LOG_LEVEL=log worker_start MAIN "$WORK/wrangler.toml" "$STATE" "$WORK/wrangler.log" --var IP_SALT:bench
+worker_wait_ready "$MAIN_BASE" "$MAIN_PGID"
+echo "== d1-rows-read: $POSTS posts, wrangler dev on $MAIN_BASE" >&2
+node bench/d1-rows-read.mjs "$MAIN_BASE" "$WORK/wrangler.log" "$POSTS" $CHECK

@@ -1,0 +1,74 @@
+//! The posts of `search`'s seed (the same notes, the same words) as SQL
+//! files for `wrangler d1 execute --local --file`: the D1 half of
+//! bench/d1-rows-read.sh, which measures D1's rows read per `GET /posts`.
+//!
+//!     needhave-bench d1-seed --posts 100000 --out DIR [--per-file 10000]
+//!
+//! Each file holds multi-row INSERTs of posts (row numbers given, so that
+//! the index rows can name them) and of their words, the text
+//! `rules::words::index_text` makes, which is what the create batch binds.
+//! Multi-row statements because wrangler runs a file statement by statement
+//! and 200,000 single-row ones take many minutes; each stays well under
+//! D1's 100 KB statement limit.
+
+use std::fmt::Write as _;
+
+use needhave::rules::words::index_text;
+use needhave::secrets::sha256_hex;
+
+use crate::search::note;
+
+/// Rows per INSERT: a note row is about 250 bytes of SQL.
+const ROWS: u64 = 200;
+
+/// A SQL text literal.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Writes `DIR/seed-NNN.sql`, `per_file` posts each, and returns the files.
+pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<String>, String> {
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    let mut files = Vec::new();
+    let mut start = 0;
+    while start < posts {
+        let end = (start + per_file).min(posts);
+        let mut sql = String::new();
+        let mut at = start;
+        while at < end {
+            let stop = (at + ROWS).min(end);
+            let mut rows = String::new();
+            let mut words = String::new();
+            for i in at..stop {
+                let (kind, text) = note(i);
+                let key = needhave::rules::note_key(&text);
+                // Row numbers from 1, as a fresh table gives them.
+                let rowid = i + 1;
+                let sep = if i == at { "" } else { "," };
+                let _ = write!(
+                    rows,
+                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}')",
+                    kind.as_str(),
+                    quoted(&text),
+                    sha256_hex(&key),
+                );
+                let _ = write!(
+                    words,
+                    "{sep}\n({rowid},{})",
+                    quoted(&index_text(kind, &text))
+                );
+            }
+            let _ = writeln!(
+                sql,
+                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
+            );
+            let _ = writeln!(sql, "INSERT INTO post_words (rowid, words) VALUES{words};");
+            at = stop;
+        }
+        let file = out.join(format!("seed-{:03}.sql", files.len()));
+        std::fs::write(&file, sql).map_err(|e| e.to_string())?;
+        files.push(file.to_string_lossy().into_owned());
+        start = end;
+    }
+    Ok(files)
+}
