@@ -28,13 +28,28 @@ fuzz_target!(|data: &[u8]| {
         .any(|c| !rules::is_blank(c) && !rules::is_mark(c));
     let unreadable = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
     // Hidden: a bidirectional control, or a tag character once the three
-    // tag flags are taken out.
+    // tag flags are taken out (each left as its black flag, a visible base),
+    // or a variation selector with nothing to vary: at the start, after a
+    // blank (another selector is one), or an ideographic one after anything
+    // but a CJK ideograph.
     let mut untagged = trimmed.to_string();
     for flag in rules::TAG_FLAGS {
-        untagged = untagged.replace(flag, "");
+        untagged = untagged.replace(flag, "\u{1f3f4}");
     }
+    let ideograph = |c: char| {
+        matches!(c, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{20000}'..='\u{3ffff}')
+    };
+    let mut prev: Option<char> = None;
     let hidden = untagged.chars().any(|c| {
-        matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
+        let ivs = matches!(c, '\u{e0100}'..='\u{e01ef}');
+        let selector = ivs || matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{180b}'..='\u{180d}' | '\u{180f}');
+        let stray = selector
+            && match prev {
+                None => true,
+                Some(p) => rules::is_blank(p) || (ivs && !ideograph(p)),
+            };
+        prev = Some(c);
+        stray || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
     });
     let bad = hidden || trimmed.chars().any(unreadable);
     let rule = rules::text(raw);
@@ -109,11 +124,18 @@ fuzz_target!(|data: &[u8]| {
             // note: refused before any rate limit.
             if chars <= 498 {
                 // After the first character, or after a leading tag flag:
-                // a character inside a flag would break it into hidden tags.
-                let at = rules::TAG_FLAGS
+                // a character inside a flag would break it into hidden tags,
+                // and one between a character and its variation selectors
+                // would leave them selecting nothing.
+                let mut at = rules::TAG_FLAGS
                     .iter()
                     .find(|f| trimmed.starts_with(**f))
                     .map_or_else(|| trimmed.chars().next().map_or(0, char::len_utf8), |f| f.len());
+                at += trimmed[at..]
+                    .chars()
+                    .take_while(|c| matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{180b}'..='\u{180d}' | '\u{180f}' | '\u{e0100}'..='\u{e01ef}'))
+                    .map(char::len_utf8)
+                    .sum::<usize>();
                 let copy = format!("\u{200b}{}\u{feff}{}  ", &trimmed[..at], &trimmed[at..]);
                 let (s, v) = send("POST", "/posts", json!({"kind": "need", "note": copy}));
                 assert_eq!(
