@@ -2,6 +2,8 @@
 //! that the same dispatcher serves both; and the contract's input rules for
 //! path ids and JSON bodies.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::error::{ApiError, Code};
@@ -44,7 +46,66 @@ impl Request {
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(&'static str, String)>,
-    pub body: Vec<u8>,
+    pub body: Body,
+}
+
+/// An answer's bytes: its own, or a text the store keeps for many answers
+/// (the list's memo), shared rather than copied: a copy of the list was
+/// the largest single cost of a `GET /posts` served from the memo.
+#[derive(Clone, Debug)]
+pub enum Body {
+    Own(Vec<u8>),
+    Kept(Arc<str>),
+}
+
+impl Body {
+    pub fn clear(&mut self) {
+        *self = Body::Own(Vec::new());
+    }
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::Own(Vec::new())
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Body::Own(v) => v,
+            Body::Kept(s) => s.as_bytes(),
+        }
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(v: Vec<u8>) -> Self {
+        Body::Own(v)
+    }
+}
+
+impl From<Body> for Vec<u8> {
+    fn from(b: Body) -> Self {
+        match b {
+            Body::Own(v) => v,
+            Body::Kept(s) => s.as_bytes().to_vec(),
+        }
+    }
+}
+
+/// Bytes equal bytes, however they are held.
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: AsRef<[u8]> + ?Sized> PartialEq<T> for Body {
+    fn eq(&self, other: &T) -> bool {
+        **self == *other.as_ref()
+    }
 }
 
 /// An HTML page body.
@@ -53,11 +114,11 @@ pub struct Html(pub String);
 pub const JSON: &str = "application/json";
 
 impl Response {
-    pub fn new(status: u16, content_type: &str, body: Vec<u8>) -> Self {
+    pub fn new(status: u16, content_type: &str, body: impl Into<Body>) -> Self {
         Response {
             status,
             headers: vec![("content-type", content_type.to_string())],
-            body,
+            body: body.into(),
         }
     }
 
@@ -72,7 +133,7 @@ impl Response {
         Response {
             status,
             headers: Vec::new(),
-            body: Vec::new(),
+            body: Body::default(),
         }
     }
 
@@ -162,7 +223,7 @@ mod tests {
         for &code in Code::ALL {
             let r = Response::error(code);
             let want = serde_json::to_vec(&crate::error::ErrorBody { error: code }).unwrap();
-            assert_eq!((r.status, &r.body), (code.status(), &want));
+            assert_eq!((r.status, &r.body[..]), (code.status(), &want[..]));
             assert_eq!(r.header("content-type"), Some(JSON));
         }
     }
