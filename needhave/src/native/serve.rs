@@ -480,13 +480,16 @@ async fn serve_one(
     };
     let metrics = super::metrics::on();
     if metrics || tracing::enabled!(tracing::Level::INFO) {
-        let route = crate::routes::API
-            .route(parts.method.as_str(), parts.uri.path())
-            .map_or("-", |r| r.path);
+        let api = &crate::routes::API;
+        let found = match (api.resolve)(parts.method.as_str(), parts.uri.path()) {
+            crate::api::Resolved::Route { index, .. } => api.routes.get(index).map(|r| (index, r)),
+            _ => None,
+        };
+        let route = found.map_or("-", |(_, r)| r.path);
         if metrics {
             super::metrics::request(
                 parts.method.as_str(),
-                route,
+                found,
                 response.status,
                 started.elapsed(),
                 &response.body,
