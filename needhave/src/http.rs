@@ -113,11 +113,17 @@ pub struct Html(pub String);
 
 pub const JSON: &str = "application/json";
 
+/// Room for the headers an answer usually ends with (its own, the tag and
+/// caching rule, CORS, `nosniff`): made once rather than grown three times.
+const HEADERS: usize = 8;
+
 impl Response {
     pub fn new(status: u16, content_type: &str, body: impl Into<Body>) -> Self {
+        let mut headers = Vec::with_capacity(HEADERS);
+        headers.push(("content-type", content_type.to_string()));
         Response {
             status,
-            headers: vec![("content-type", content_type.to_string())],
+            headers,
             body: body.into(),
         }
     }
@@ -132,7 +138,7 @@ impl Response {
     pub fn empty(status: u16) -> Self {
         Response {
             status,
-            headers: Vec::new(),
+            headers: Vec::with_capacity(HEADERS),
             body: Body::default(),
         }
     }
