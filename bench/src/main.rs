@@ -12,7 +12,11 @@
 //!                            this build against another, alternating (bench/before-after.sh)
 //!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 15] [--secs 3]
 //!                            GET /posts and durable writes, --metrics-addr on against off
-//!     needhave-bench hello   --body-file F     the read baseline server
+//!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
+//!                            GET /posts (200, and 304 with If-None-Match) against the
+//!                            hello-world, alternating; medians and ranges
+//!     needhave-bench hello   --body-file F [--etag TAG]   the read baseline server
+//!                            (with a tag: 304 to any If-None-Match)
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
         "group-sweep" => rt.block_on(sweep::sweep(&args)),
         "before-after" => rt.block_on(before_after(&args)),
         "metrics-cost" => rt.block_on(metrics_cost(&args)),
+        "reads" => rt.block_on(reads(&args)),
         "hello" => {
             let body = std::fs::read(args.get("body-file").unwrap_or("")).unwrap_or_default();
             let addr: SocketAddr = args
@@ -121,7 +126,8 @@ fn main() -> ExitCode {
                 .unwrap_or("127.0.0.1:0")
                 .parse()
                 .expect("--addr");
-            rt.block_on(hello::serve(addr, body.into()))
+            let etag = args.get("etag").map(String::from);
+            rt.block_on(hello::serve(addr, body.into(), etag))
                 .map_err(|e| e.to_string())
         }
         "search" => rt.block_on(search::run(
@@ -220,6 +226,98 @@ async fn before_after(args: &Args) -> Result<(), String> {
     println!("({rounds} rounds of {secs} s each, alternating; errors: {errors})");
     if errors > 0 {
         return Err(format!("{errors} errors during the runs"));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- reads
+
+/// `GET /posts` of 100 posts against the hyper hello-world serving the same
+/// bytes, and the 304 of a client that holds the current tag against the
+/// hello-world's 304: wrk -t2 -c64, the two alternating in each round (who
+/// goes first alternating too); medians and ranges of the rounds.
+async fn reads(args: &Args) -> Result<(), String> {
+    let bin = args.needhave();
+    let work = args.work();
+    let rounds = args.num("rounds", 5);
+    let secs = args.num("secs", 5);
+    let me = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .to_string_lossy()
+        .into_owned();
+    let db = fresh_db(&work, "reads.db");
+    seed::seed(&db, 100)?;
+    let server = Server::needhave(&bin, &db)?;
+    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let (_, body) = c
+        .send("GET", "/posts", None)
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(c);
+    let body_file = work.join("reads-body.json");
+    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
+    let etag = etag_of(server.addr, "/posts")?;
+    let hello = Server::start(
+        &me,
+        &[
+            "hello",
+            "--body-file",
+            &body_file.to_string_lossy(),
+            "--etag",
+            &etag,
+        ],
+    )?;
+    let inm = format!("If-None-Match: {etag}");
+    // [ours, hello] × [200, 304]
+    let mut runs: [[Vec<f64>; 2]; 2] = Default::default();
+    let mut errors = 0;
+    for r in 0..rounds {
+        for (kind, headers) in [(0, vec![]), (1, vec![inm.as_str()])] {
+            let order = if r % 2 == 0 { [0, 1] } else { [1, 0] };
+            for which in order {
+                let addr = if which == 0 { server.addr } else { hello.addr };
+                let w = procs::wrk_with(&format!("http://{addr}/posts"), 64, secs, &headers)?;
+                errors += w.non_2xx + w.socket_errors;
+                runs[kind][which].push(w.rps);
+            }
+            eprintln!(
+                "round {r}, {}: needhave {:.0}, hello {:.0} req/s",
+                if kind == 0 { 200 } else { 304 },
+                runs[kind][0][r as usize],
+                runs[kind][1][r as usize]
+            );
+        }
+    }
+    server.stop();
+    hello.stop();
+    let summary = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    println!(
+        "| `GET /posts`, wrk -t2 -c64 ({rounds} rounds of {secs} s: median (min–max)) | needhave | hello-world | ratio of medians | per-round ratios |"
+    );
+    println!("|---|---|---|---|---|");
+    for (kind, label) in [(0, "200, 100 posts"), (1, "304, If-None-Match")] {
+        let ratios: Vec<String> = runs[kind][0]
+            .iter()
+            .zip(&runs[kind][1])
+            .map(|(a, b)| format!("{:.2}", a / b))
+            .collect();
+        let (a, a_lo, a_hi) = summary(&mut runs[kind][0]);
+        let (b, b_lo, b_hi) = summary(&mut runs[kind][1]);
+        println!(
+            "| {label} | {a:.0} ({a_lo:.0}–{a_hi:.0}) | {b:.0} ({b_lo:.0}–{b_hi:.0}) | {:.2}× | {} |",
+            a / b,
+            ratios.join(", ")
+        );
+    }
+    if errors > 0 {
+        return Err(format!(
+            "{errors} errors (non-2xx/3xx or socket) during the runs"
+        ));
     }
     Ok(())
 }
@@ -569,6 +667,27 @@ fn strace_fsyncs(out: &Path) -> Result<u64, String> {
         .sum())
 }
 
+/// The `ETag` of `GET path` on `addr`, read from a plain request.
+fn etag_of(addr: SocketAddr, path: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    s.read_to_end(&mut text).map_err(|e| e.to_string())?;
+    String::from_utf8_lossy(&text)
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("etag")
+                .then(|| value.trim().to_string())
+        })
+        .ok_or_else(|| format!("GET {path} answered no ETag"))
+}
+
 fn mib(kib: Option<u64>) -> String {
     kib.map_or("?".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0))
 }
@@ -620,7 +739,17 @@ async fn all(args: &Args) -> Result<(), String> {
     drop(c);
     let body_file = work.join("posts-body.json");
     std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
-    let hello = Server::start(&me, &["hello", "--body-file", &body_file.to_string_lossy()])?;
+    let etag = etag_of(server.addr, "/posts")?;
+    let hello = Server::start(
+        &me,
+        &[
+            "hello",
+            "--body-file",
+            &body_file.to_string_lossy(),
+            "--etag",
+            &etag,
+        ],
+    )?;
     let (mut ours, mut base) = (0.0, 0.0);
     let mut read_errors = 0;
     for _ in 0..rounds {
@@ -629,6 +758,16 @@ async fn all(args: &Args) -> Result<(), String> {
         read_errors += a.non_2xx + a.socket_errors;
         ours += a.rps;
         base += b.rps;
+    }
+    // The conditional read: the tag the client holds, answered 304.
+    let inm = format!("If-None-Match: {etag}");
+    let (mut ours_304, mut base_304) = (0.0, 0.0);
+    for _ in 0..rounds {
+        let a = procs::wrk_with(&format!("http://{}/posts", server.addr), 64, round, &[&inm])?;
+        let b = procs::wrk_with(&format!("http://{}/posts", hello.addr), 64, round, &[&inm])?;
+        read_errors += a.non_2xx + a.socket_errors;
+        ours_304 += a.rps;
+        base_304 += b.rps;
     }
     let read_rss = server.peak_rss_kib();
     server.stop();
@@ -644,6 +783,15 @@ async fn all(args: &Args) -> Result<(), String> {
         format!("{ratio:.2}×"),
         "≥ 0.68×",
         Some(ratio >= 0.68 && read_errors == 0),
+    );
+    let ratio = ours_304 / base_304;
+    t.row(
+        "read: GET /posts with If-None-Match (304), wrk -t2 -c64, req/s",
+        format!("{:.0}", ours_304 / rounds as f64),
+        format!("{:.0} (hyper hello-world, 304)", base_304 / rounds as f64),
+        format!("{ratio:.2}×"),
+        "report",
+        None,
     );
 
     // Writes: the durable create + first reply flow against raw rusqlite

@@ -157,8 +157,22 @@ pub struct Wrk {
 
 /// wrk with 2 threads at `conns` connections for `secs` seconds.
 pub fn wrk(url: &str, conns: usize, secs: u64) -> Result<Wrk, String> {
+    wrk_with(url, conns, secs, &[])
+}
+
+/// [`wrk`], each request with `headers` (`Name: value`).
+pub fn wrk_with(url: &str, conns: usize, secs: u64, headers: &[&str]) -> Result<Wrk, String> {
+    let mut args = vec![
+        "-t2".to_string(),
+        format!("-c{conns}"),
+        format!("-d{secs}s"),
+    ];
+    for h in headers {
+        args.extend(["-H".to_string(), h.to_string()]);
+    }
+    args.push(url.to_string());
     let out = Command::new("wrk")
-        .args(["-t2", &format!("-c{conns}"), &format!("-d{secs}s"), url])
+        .args(&args)
         .output()
         .map_err(|e| format!("wrk: {e} (apt-get install wrk)"))?;
     let text = String::from_utf8_lossy(&out.stdout);

@@ -244,7 +244,7 @@ fn to_js(resp: &Response) -> Result<web_sys::Response, JsValue> {
     if resp.body.is_empty() {
         web_sys::Response::new_with_opt_str_and_init(None, &init)
     } else {
-        let body = Uint8Array::from(resp.body.as_slice());
+        let body = Uint8Array::from(&resp.body[..]);
         web_sys::Response::new_with_opt_buffer_source_and_init(Some(&body), &init)
     }
 }

@@ -20,7 +20,7 @@ async fn call(ctx: &Ctx, method: &str, path: &str, body: Option<Value>) -> (u16,
         req.body = b.to_string().into_bytes();
     }
     let r = needhave::handle(&req, ctx).await;
-    (r.status, String::from_utf8(r.body).unwrap())
+    (r.status, String::from_utf8(r.body.into()).unwrap())
 }
 
 fn ctx(store: &Arc<SqliteStore>, salt: &str, ip: &str) -> Ctx {

@@ -348,7 +348,7 @@ pub async fn list(
                 None => conditional::not_modified(&tag, LIST_CACHE),
                 Some(json) => conditional::tagged(
                     req,
-                    Response::new(200, crate::http::JSON, json.as_bytes().to_vec()),
+                    Response::new(200, crate::http::JSON, crate::http::Body::Kept(json)),
                     &tag,
                     LIST_CACHE,
                 ),

@@ -21,6 +21,29 @@ pub fn client_ip(req: &Request, peer: SocketAddr, header: Option<&str>) -> IpAdd
         .unwrap_or_else(|| peer.ip())
 }
 
+/// The address as `Display` writes it, an IPv4 one digit by digit: the
+/// formatting machinery took a twentieth of a `GET /posts`'s own
+/// instructions (callgrind), for text that only a write's hash reads.
+pub fn text(ip: IpAddr) -> String {
+    let IpAddr::V4(v4) = ip else {
+        return ip.to_string();
+    };
+    let mut s = String::with_capacity(15);
+    for (i, o) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            s.push('.');
+        }
+        if o >= 100 {
+            s.push(char::from(b'0' + o / 100));
+        }
+        if o >= 10 {
+            s.push(char::from(b'0' + o / 10 % 10));
+        }
+        s.push(char::from(b'0' + o % 10));
+    }
+    s
+}
+
 fn from_header(req: &Request, name: &str) -> Option<IpAddr> {
     // Repeated header lines make one list, in order: the last line's last
     // element is the right-most.
@@ -150,6 +173,26 @@ mod tests {
             ip_of(&[("forwarded", "for=6.6.6.6, proto=http")], h),
             "10.9.9.9"
         );
+    }
+
+    #[test]
+    fn text_as_display_writes_it() {
+        for ip in [
+            "0.0.0.0",
+            "9.10.99.100",
+            "127.0.0.1",
+            "255.255.255.255",
+            "10.200.3.45",
+            "2001:db8::1",
+            "::ffff:192.0.2.1",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            assert_eq!(text(ip), ip.to_string());
+        }
+        for n in 0..=255u8 {
+            let ip = IpAddr::from([n, n / 3, n / 10, 255 - n]);
+            assert_eq!(text(ip), ip.to_string());
+        }
     }
 
     #[test]

@@ -18,8 +18,8 @@
 //! `needhave_database_bytes`, `needhave_wal_bytes`, `needhave_build_info`.
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicI64;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,11 +27,12 @@ use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::{Registry, Unit};
 use tokio::net::TcpListener;
 
@@ -65,16 +66,75 @@ struct BuildLabels {
     version: &'static str,
 }
 
-fn latency_histogram() -> Histogram {
-    // 50 µs to about 3.3 s: a memoized list read to a write behind a slow
-    // fsync and a full group.
-    Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
+/// The latency buckets' upper bounds: 50 µs to about 3.3 s, a memoized
+/// list read to a write behind a slow fsync and a full group; then +Inf.
+const LATENCY_BUCKETS: usize = 17;
+const LATENCY_FIRST_NS: u64 = 50_000;
+
+fn latency_histogram() -> Latency {
+    Latency(Mutex::new(LatencyCounts {
+        sum: 0.0,
+        count: 0,
+        buckets: exponential_buckets(LATENCY_FIRST_NS as f64 / 1e9, 2.0, LATENCY_BUCKETS as u16)
+            .chain(std::iter::once(f64::MAX))
+            .map(|bound| (bound, 0))
+            .collect(),
+    }))
+}
+
+/// A latency histogram that also takes whole bucket counts, which is how
+/// the shards' counts reach it at a scrape. Encoded as the client's own
+/// `Histogram` is.
+#[derive(Debug)]
+struct Latency(Mutex<LatencyCounts>);
+
+#[derive(Debug)]
+struct LatencyCounts {
+    sum: f64,
+    count: u64,
+    /// (upper bound in seconds, observations in this bucket alone).
+    buckets: Vec<(f64, u64)>,
+}
+
+impl Latency {
+    fn counts(&self) -> std::sync::MutexGuard<'_, LatencyCounts> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn observe(&self, nanos: u64) {
+        let mut c = self.counts();
+        c.sum += nanos as f64 / 1e9;
+        c.count += 1;
+        c.buckets[bucket(nanos)].1 += 1;
+    }
+}
+
+impl TypedMetric for Latency {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for Latency {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let c = self.counts();
+        encoder.encode_histogram::<NoLabelSet>(c.sum, c.count, &c.buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
+}
+
+/// The latency bucket of `nanos`: the first whose bound is at least it.
+fn bucket(nanos: u64) -> usize {
+    (0..LATENCY_BUCKETS)
+        .find(|&i| nanos <= LATENCY_FIRST_NS << i)
+        .unwrap_or(LATENCY_BUCKETS)
 }
 
 struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
-    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    latency: Family<RouteLabels, Latency, fn() -> Latency>,
     open: Gauge,
     refused: Family<ReasonLabels, Counter>,
     limits: Family<CodeLabels, Counter>,
@@ -98,7 +158,7 @@ impl Metrics {
             "HTTP requests answered, by method, route pattern and status",
             requests.clone(),
         );
-        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+        let latency = Family::<RouteLabels, Latency, fn() -> Latency>::new_with_constructor(
             latency_histogram,
         );
         registry.register_with_unit(
@@ -186,6 +246,7 @@ impl Metrics {
     /// The OpenMetrics text of one scrape, the sizes and the log's drop
     /// count read now.
     fn scrape(&self) -> String {
+        self.fold();
         let size = |path: String| std::fs::metadata(path).map_or(0, |m| m.len() as i64);
         if let Some(db) = &self.db {
             self.db_bytes.set(size(db.clone()));
@@ -222,27 +283,177 @@ pub fn on() -> bool {
     METRICS.get().is_some()
 }
 
-/// One answered request. `error` is the answer's error code, for the
-/// limit refusals.
-pub fn request(method: &str, route: &'static str, status: u16, took: Duration, body: &[u8]) {
+/// One answered request: `route` is the table's route (its index and
+/// itself) when the path and method found one; `body` is read for the
+/// error code of a limit refusal.
+pub fn request(
+    method: &str,
+    route: Option<(usize, &'static crate::api::Route)>,
+    status: u16,
+    took: Duration,
+    body: &[u8],
+) {
     let Some(m) = METRICS.get() else { return };
     let method = known_method(method);
-    m.requests
-        .get_or_create(&RequestLabels {
-            method,
-            route,
-            status,
-        })
-        .inc();
-    m.latency
-        .get_or_create(&RouteLabels { method, route })
-        .observe(took.as_secs_f64());
+    let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+    let counted = match (
+        shard_key(method, route),
+        STATUSES.iter().position(|&s| s == status),
+    ) {
+        (Some(key), Some(status)) => SHARD
+            .try_with(|shard| shard.record(key, status, nanos))
+            .is_ok(),
+        _ => false,
+    };
+    if !counted {
+        let route = route.map_or("-", |(_, r)| r.path);
+        m.requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status,
+            })
+            .inc();
+        m.latency
+            .get_or_create(&RouteLabels { method, route })
+            .observe(nanos);
+    }
     if matches!(status, 413 | 429 | 503) {
         let code = serde_json::from_slice::<serde_json::Value>(body)
             .ok()
             .and_then(|v| v.get("error").and_then(|c| c.as_str()).map(String::from))
             .unwrap_or_else(|| "-".into());
         m.limits.get_or_create(&CodeLabels { code }).inc();
+    }
+}
+
+// Requests are counted where they are answered: each thread that answers
+// has a shard of plain counters that no other thread writes, and a scrape
+// moves what the shards hold into the families. Counting into the families
+// at once took, per request, two read locks and a write lock that both
+// cores kept taking from each other, and two SipHashes of the labels.
+
+/// The statuses the shards count; a request answered with another is
+/// counted in the families at once.
+const STATUSES: [u16; 20] = [
+    200, 201, 202, 204, 304, 400, 401, 403, 404, 405, 406, 409, 410, 413, 415, 422, 429, 500, 501,
+    503,
+];
+
+/// The method labels, in the order of a shard's keys past the routes.
+const METHODS: [&str; 8] = [
+    "GET", "POST", "OPTIONS", "HEAD", "PUT", "DELETE", "PATCH", "other",
+];
+
+/// Latency slots per key: the buckets with +Inf, then the sum in ns.
+const SLOTS: usize = LATENCY_BUCKETS + 2;
+
+/// A request's key in a shard: the route's index in the table when it was
+/// asked with the route's own method, else (no route: `-`) the routes'
+/// count and the method's place in [`METHODS`].
+fn shard_key(
+    method: &'static str,
+    route: Option<(usize, &'static crate::api::Route)>,
+) -> Option<usize> {
+    match route {
+        Some((index, r)) => (r.method == method).then_some(index),
+        None => {
+            let m = METHODS.iter().position(|&k| k == method)?;
+            Some(crate::routes::API.routes.len() + m)
+        }
+    }
+}
+
+/// The labels of shard key `key`.
+fn key_labels(key: usize) -> RouteLabels {
+    let routes = crate::routes::API.routes;
+    match routes.get(key) {
+        Some(r) => RouteLabels {
+            method: known_method(r.method),
+            route: r.path,
+        },
+        None => RouteLabels {
+            method: METHODS[key - routes.len()],
+            route: "-",
+        },
+    }
+}
+
+struct Shard {
+    /// Requests, per key and status (`key * STATUSES.len() + status`).
+    requests: Box<[AtomicU64]>,
+    /// Latency, per key: [`SLOTS`] counters.
+    latency: Box<[AtomicU64]>,
+}
+
+static SHARDS: Mutex<Vec<Arc<Shard>>> = Mutex::new(Vec::new());
+
+thread_local! {
+    static SHARD: Arc<Shard> = Shard::register();
+}
+
+impl Shard {
+    /// This thread's shard, listed for the scrapes.
+    fn register() -> Arc<Shard> {
+        let keys = crate::routes::API.routes.len() + METHODS.len();
+        let zeros = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect();
+        let shard = Arc::new(Shard {
+            requests: zeros(keys * STATUSES.len()),
+            latency: zeros(keys * SLOTS),
+        });
+        shards().push(shard.clone());
+        shard
+    }
+
+    fn record(&self, key: usize, status: usize, nanos: u64) {
+        // Relaxed: only this thread writes, and a scrape's swap is atomic,
+        // so no count is lost or counted twice.
+        let add = |c: &AtomicU64, n: u64| c.fetch_add(n, Ordering::Relaxed);
+        add(&self.requests[key * STATUSES.len() + status], 1);
+        let slots = &self.latency[key * SLOTS..][..SLOTS];
+        add(&slots[bucket(nanos)], 1);
+        add(&slots[SLOTS - 1], nanos);
+    }
+}
+
+fn shards() -> std::sync::MutexGuard<'static, Vec<Arc<Shard>>> {
+    SHARDS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Metrics {
+    /// Moves what the shards counted since the last scrape into the
+    /// families.
+    fn fold(&self) {
+        for shard in shards().iter() {
+            for (i, c) in shard.requests.iter().enumerate() {
+                let n = c.swap(0, Ordering::Relaxed);
+                if n > 0 {
+                    let RouteLabels { method, route } = key_labels(i / STATUSES.len());
+                    let status = STATUSES[i % STATUSES.len()];
+                    self.requests
+                        .get_or_create(&RequestLabels {
+                            method,
+                            route,
+                            status,
+                        })
+                        .inc_by(n);
+                }
+            }
+            for (key, slots) in shard.latency.chunks(SLOTS).enumerate() {
+                let taken: Vec<u64> = slots.iter().map(|c| c.swap(0, Ordering::Relaxed)).collect();
+                let count: u64 = taken[..SLOTS - 1].iter().sum();
+                if count == 0 && taken[SLOTS - 1] == 0 {
+                    continue;
+                }
+                let family = self.latency.get_or_create(&key_labels(key));
+                let mut c = family.counts();
+                c.count += count;
+                c.sum += taken[SLOTS - 1] as f64 / 1e9;
+                for (b, n) in c.buckets.iter_mut().zip(&taken) {
+                    b.1 += n;
+                }
+            }
+        }
     }
 }
 
