@@ -108,7 +108,9 @@ pub fn render(origin: &str, query: &str, entries: &[Entry]) -> String {
     let query = xml_text(query);
     // An empty list has changed never: the epoch, so that the bytes of a
     // version are always the same.
-    let updated = rfc3339(entries.first().map_or(0, |e| e.created_at));
+    // The latest time on the page: posts are listed in the order they were
+    // written, and two written at once can carry their times the other way.
+    let updated = rfc3339(entries.iter().map(|e| e.created_at).max().unwrap_or(0));
     let mut out = String::with_capacity(512 + entries.len() * 700);
     for part in [
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<id>",
