@@ -245,30 +245,7 @@ async fn reads(args: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?
         .to_string_lossy()
         .into_owned();
-    let db = fresh_db(&work, "reads.db");
-    seed::seed(&db, 100)?;
-    let server = Server::needhave(&bin, &db)?;
-    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
-        .await
-        .map_err(|e| e.to_string())?;
-    let (_, body) = c
-        .send("GET", "/posts", None)
-        .await
-        .map_err(|e| e.to_string())?;
-    drop(c);
-    let body_file = work.join("reads-body.json");
-    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
-    let etag = etag_of(server.addr, "/posts")?;
-    let hello = Server::start(
-        &me,
-        &[
-            "hello",
-            "--body-file",
-            &body_file.to_string_lossy(),
-            "--etag",
-            &etag,
-        ],
-    )?;
+    let (server, hello, etag, _) = list_and_hello(&bin, &me, &work, "reads").await?;
     let inm = format!("If-None-Match: {etag}");
     // [ours, hello] × [200, 304]
     let mut runs: [[Vec<f64>; 2]; 2] = Default::default();
@@ -668,6 +645,43 @@ fn strace_fsyncs(out: &Path) -> Result<u64, String> {
 }
 
 /// The `ETag` of `GET path` on `addr`, read from a plain request.
+/// `needhave serve` on a fresh file of 100 posts, and the hyper
+/// hello-world (`me hello`) serving the very bytes and tag its `GET /posts`
+/// answered: the two sides of every read comparison, the tag, and the
+/// answer's length.
+async fn list_and_hello(
+    bin: &str,
+    me: &str,
+    work: &Path,
+    name: &str,
+) -> Result<(Server, Server, String, usize), String> {
+    let db = fresh_db(work, &format!("{name}.db"));
+    seed::seed(&db, 100)?;
+    let server = Server::needhave(bin, &db)?;
+    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let (_, body) = c
+        .send("GET", "/posts", None)
+        .await
+        .map_err(|e| e.to_string())?;
+    drop(c);
+    let body_file = work.join(format!("{name}-body.json"));
+    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
+    let etag = etag_of(server.addr, "/posts")?;
+    let hello = Server::start(
+        me,
+        &[
+            "hello",
+            "--body-file",
+            &body_file.to_string_lossy(),
+            "--etag",
+            &etag,
+        ],
+    )?;
+    Ok((server, hello, etag, body.len()))
+}
+
 fn etag_of(addr: SocketAddr, path: &str) -> Result<String, String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
@@ -726,30 +740,7 @@ async fn all(args: &Args) -> Result<(), String> {
 
     // Reads: wrk on GET /posts (100 posts) against hello-world with a body of the same size.
     eprintln!("== reads");
-    let db = fresh_db(&work, "read.db");
-    seed::seed(&db, 100)?;
-    let server = Server::needhave(&bin, &db)?;
-    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
-        .await
-        .map_err(|e| e.to_string())?;
-    let (_, body) = c
-        .send("GET", "/posts", None)
-        .await
-        .map_err(|e| e.to_string())?;
-    drop(c);
-    let body_file = work.join("posts-body.json");
-    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
-    let etag = etag_of(server.addr, "/posts")?;
-    let hello = Server::start(
-        &me,
-        &[
-            "hello",
-            "--body-file",
-            &body_file.to_string_lossy(),
-            "--etag",
-            &etag,
-        ],
-    )?;
+    let (server, hello, etag, body_len) = list_and_hello(&bin, &me, &work, "read").await?;
     let (mut ours, mut base) = (0.0, 0.0);
     let mut read_errors = 0;
     for _ in 0..rounds {
@@ -774,10 +765,7 @@ async fn all(args: &Args) -> Result<(), String> {
     hello.stop();
     let ratio = ours / base;
     t.row(
-        &format!(
-            "read: GET /posts, 100 posts ({} B), wrk -t2 -c64, req/s",
-            body.len()
-        ),
+        &format!("read: GET /posts, 100 posts ({body_len} B), wrk -t2 -c64, req/s"),
         format!("{:.0}", ours / rounds as f64),
         format!("{:.0} (hyper hello-world)", base / rounds as f64),
         format!("{ratio:.2}×"),
