@@ -8,8 +8,14 @@
 //!                            [--conns 1,8,64] [--caps 1,4,16,64,256,1024] [--waits 0,100,500,2000]
 //!                            where a group commit should close (bench/group-sweep.sh)
 //!     needhave-bench before-after --baseline BIN [--needhave BIN] [--work DIR] [--rounds 3] [--secs 5]
-//!                            the durable create + first reply flow and GET /posts,
-//!                            this build against another, alternating (bench/before-after.sh)
+//!                            [--io-secs SECS] [--prefixes "1 2 3 4 5 6 7 8;1 2;none"]
+//!                            the durable create + first reply flow (also this build with its
+//!                            word index a no-op) and GET /posts, this build against another,
+//!                            alternating; then WAL bytes and fsyncs per write under strace
+//!                            (bench/before-after.sh, bench/src/before_after.rs)
+//!     needhave-bench write-instructions [--baseline BIN] [--needhave BIN] [--work DIR]
+//!                            [--conns 8] [--secs 10] [--prefixes …]
+//!                            callgrind's instructions per write answered 201, each server
 //!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 15] [--secs 3]
 //!                            GET /posts and durable writes, --metrics-addr on against off
 //!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
@@ -26,6 +32,7 @@
 //! `bench/run` builds everything in release mode and runs `all`; `.ci/faults`
 //! runs `faults` in its short form.
 
+mod before_after;
 mod check;
 mod client;
 mod d1_seed;
@@ -116,7 +123,8 @@ fn main() -> ExitCode {
         "all" => rt.block_on(all(&args)),
         "faults" => rt.block_on(faults(&args)),
         "group-sweep" => rt.block_on(sweep::sweep(&args)),
-        "before-after" => rt.block_on(before_after(&args)),
+        "before-after" => rt.block_on(before_after::run(&args)),
+        "write-instructions" => rt.block_on(before_after::instructions(&args)),
         "metrics-cost" => rt.block_on(metrics_cost(&args)),
         "reads" => rt.block_on(reads(&args)),
         "hello" => {
@@ -154,80 +162,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-// ---------------------------------------------------------------- before-after
-
-/// This build (`--needhave`) against another (`--baseline`) on the two
-/// paths every write and read takes: the durable create + first reply
-/// flow (64 connections, a fresh database each run) and `GET /posts` of
-/// 100 posts (wrk, 64 connections). The two alternate, the first of each
-/// round switching, so that a noisy neighbour costs both alike.
-async fn before_after(args: &Args) -> Result<(), String> {
-    let new = args.needhave();
-    let old = args
-        .get("baseline")
-        .ok_or("--baseline BIN: the build to compare against")?
-        .to_string();
-    let work = args.work();
-    let rounds = args.num("rounds", 3);
-    let secs = args.num("secs", 5);
-    let read_db = fresh_db(&work, "before-after-read.db");
-    seed::seed(&read_db, 100)?;
-    let (mut writes, mut reads) = ([0.0f64; 2], [0.0f64; 2]);
-    let mut errors = 0;
-    for r in 0..rounds {
-        let order: [usize; 2] = if r % 2 == 0 { [0, 1] } else { [1, 0] };
-        for &which in &order {
-            let bin = if which == 0 { &old } else { &new };
-            let db = fresh_db(&work, &format!("before-after-write-{r}-{which}.db"));
-            let server = Server::needhave(bin, &db)?;
-            let report = load::run(load::Options {
-                server: server.addr,
-                mode: Mode::Writes,
-                conns: 64,
-                duration: Duration::from_secs(secs),
-                ip_base: (r as u32 * 2 + which as u32) * 200_000,
-                stop: Arc::new(AtomicBool::new(false)),
-            })
-            .await;
-            errors +=
-                report.server_errors + report.transport_errors + report.unexpected.len() as u64;
-            writes[which] += report.rate();
-            server.stop();
-            let server = Server::needhave(bin, &read_db)?;
-            let w = procs::wrk(&format!("http://{}/posts", server.addr), 64, secs)?;
-            errors += w.non_2xx + w.socket_errors;
-            reads[which] += w.rps;
-            server.stop();
-            eprintln!(
-                "round {r}, {}: writes {:.0} req/s, GET /posts {:.0} req/s",
-                if which == 0 { "before" } else { "after" },
-                report.rate(),
-                w.rps
-            );
-        }
-    }
-    let n = rounds as f64;
-    println!("| path | before (req/s) | after (req/s) | after / before |");
-    println!("|---|---|---|---|");
-    println!(
-        "| durable create + first reply, 64 connections | {:.0} | {:.0} | {:.2}× |",
-        writes[0] / n,
-        writes[1] / n,
-        writes[1] / writes[0]
-    );
-    println!(
-        "| GET /posts, 100 posts, wrk -c64 | {:.0} | {:.0} | {:.2}× |",
-        reads[0] / n,
-        reads[1] / n,
-        reads[1] / reads[0]
-    );
-    println!("({rounds} rounds of {secs} s each, alternating; errors: {errors})");
-    if errors > 0 {
-        return Err(format!("{errors} errors during the runs"));
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------- reads
