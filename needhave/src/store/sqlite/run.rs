@@ -1,8 +1,8 @@
 //! One statement run on a connection, and the error of a file that is gone:
 //! what the readers (`sqlite.rs`) and the writer thread (`group.rs`) share.
 
-use rusqlite::types::ValueRef;
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{params_from_iter, Connection, ToSql};
 use serde_json::Value as Json;
 
 use crate::store::{Row, Statement, StoreError, StoreResult, Value};
@@ -15,29 +15,29 @@ pub fn unavailable(path: &str) -> StoreError {
     ))
 }
 
+/// A parameter bound as it is: its text borrowed, not copied into a value
+/// of SQLite's for the call (the writer thread binds every write's
+/// parameters, and is the one thread all writes go through).
+struct Param<'a>(&'a Value);
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self.0 {
+            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Value::Int(n) => ToSqlOutput::Borrowed(ValueRef::Integer(*n)),
+            Value::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+        })
+    }
+}
+
 pub fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
     let mut stmt = conn.prepare_cached(s.sql)?;
-    // Named only when there is a row to name: an unchanged public list
-    // returns none.
-    let mut names: Vec<String> = Vec::new();
-    let params = s.params.iter().map(|v| match v {
-        Value::Null => rusqlite::types::Value::Null,
-        Value::Int(n) => rusqlite::types::Value::Integer(*n),
-        Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
-    });
-    let mut rows = stmt.query(params_from_iter(params))?;
+    let mut rows = stmt.query(params_from_iter(s.params.iter().map(Param)))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        if names.is_empty() {
-            names = row
-                .as_ref()
-                .column_names()
-                .iter()
-                .map(|n| n.to_string())
-                .collect();
-        }
+        let statement = row.as_ref();
         let mut map = Row::new();
-        for (i, name) in names.iter().enumerate() {
+        for i in 0..statement.column_count() {
             let v = match row.get_ref(i)? {
                 ValueRef::Null => Json::Null,
                 ValueRef::Integer(n) => Json::from(n),
@@ -48,7 +48,7 @@ pub fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
                 }),
                 ValueRef::Blob(b) => Json::from(hex::encode(b)),
             };
-            map.insert(name.clone(), v);
+            map.insert(statement.column_name(i)?.to_string(), v);
         }
         out.push(map);
     }
