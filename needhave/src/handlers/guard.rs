@@ -1,15 +1,20 @@
 //! A write and its guards, each guard said once.
 //!
-//! A guarded write is one batch of two statements: a SELECT that gives each
-//! guard's verdict (and, for a rate, the oldest row it counts), then the
-//! `INSERT … SELECT … WHERE` every guard holds. Both are made at compile
+//! A guarded write is one batch of two statements: the `INSERT … SELECT …
+//! WHERE` every guard holds, then a SELECT that gives each guard's verdict
+//! (and, for a rate, the oldest row it counts). Both are made at compile
 //! time from one list ([`guarded!`]), so the condition that names an error
 //! and the condition that stops the write cannot drift apart. The INSERT
-//! alone decides; the SELECT, run first in the same transaction, only names
-//! the first guard that failed, and says when a refusal ends (`Retry-After`).
+//! alone decides; the SELECT, run after it in the same transaction, only
+//! names the first guard that failed, and says when a refusal ends
+//! (`Retry-After`). It answers only when the INSERT wrote nothing (its row,
+//! by the new id, is not there), so it reads the very rows the INSERT's
+//! guards read, and a write that is let in, nearly every write, pays one
+//! primary-key probe for it instead of every guard's count a second time.
 //!
 //! Parameters: the guards' come first (`?1` … `?k`) and both statements
-//! bind them; the values only the INSERT writes follow (`?k+1` …).
+//! bind them; the values only the INSERT writes follow (`?k+1` …), the
+//! first of them the new row's id, which the SELECT binds too.
 
 use crate::api::Ctx;
 use crate::error::{ApiError, Code};
@@ -39,6 +44,7 @@ pub enum Wait {
 
 /// A write and its guards, made by [`guarded!`].
 pub struct Guarded {
+    /// The guards' verdicts, when the row `insert` makes is not there.
     pub check: &'static str,
     pub insert: &'static str,
     pub guards: &'static [Guard],
@@ -48,7 +54,8 @@ pub struct Guarded {
 ///
 /// ```text
 /// guarded! {
-///     insert "INSERT INTO t (a, b) SELECT ?4, ?5";
+///     insert "INSERT INTO t (id, a, b) SELECT ?4, ?5, ?6";
+///     made "t" "?4";
 ///     "post" => NotFound if holds("EXISTS (…)");
 ///     "waiting" => TooMany if holds("(…) < ?2"), wait 3600;
 ///     "recent" => RateLimited if rate("?3", "t", "ip_hash = ?1 AND created_at > ?2");
@@ -56,12 +63,14 @@ pub struct Guarded {
 /// }
 /// ```
 ///
-/// `holds(COND)` is a SQL condition; `rate(LIMIT, FROM, WHERE)` is "fewer
+/// `made TABLE ID`: the table the INSERT writes and the parameter of the
+/// new row's `id` (the first value, `?k+1`). `holds(COND)` is a SQL condition; `rate(LIMIT, FROM, WHERE)` is "fewer
 /// than LIMIT rows of FROM match WHERE", whose refusal ends when the oldest
 /// of them leaves the hour.
 macro_rules! guarded {
     (
         insert $insert:literal;
+        made $table:literal $id:literal;
         $( $name:literal => $code:ident if $kind:ident ( $($args:tt)* ) $(, wait $secs:expr)? ; )+
         returning $ret:literal
     ) => {
@@ -69,7 +78,8 @@ macro_rules! guarded {
             check: concat!(
                 "SELECT 1 AS guarded"
                 $(, ", (", $crate::handlers::guard::guarded!(@cond $kind $($args)*), ") AS ", $name,
-                    $crate::handlers::guard::guarded!(@oldest $name $kind $($args)*))+
+                    $crate::handlers::guard::guarded!(@oldest $name $kind $($args)*))+,
+                " WHERE NOT EXISTS (SELECT 1 FROM ", $table, " WHERE id = ", $id, ")"
             ),
             insert: concat!(
                 $insert, " WHERE 1"
@@ -121,23 +131,25 @@ impl Guarded {
         values: Vec<Value>,
         after: Vec<Statement>,
     ) -> Result<Row, ApiError> {
-        let mut params = guard_params.clone();
+        let mut check = guard_params.clone();
+        check.extend(values.first().cloned());
+        let mut params = guard_params;
         params.extend(values);
-        let check = Statement {
-            sql: self.check,
-            params: guard_params,
-        };
         let insert = Statement {
             sql: self.insert,
             params,
         };
-        let mut batch = vec![check, insert];
+        let check = Statement {
+            sql: self.check,
+            params: check,
+        };
+        let mut batch = vec![insert, check];
         batch.extend(after);
         let mut results = ctx.store.batch(batch).await?;
-        if let Some(row) = results.get_mut(1).and_then(|rows| rows.pop()) {
+        if let Some(row) = results.first_mut().and_then(|rows| rows.pop()) {
             return Ok(row);
         }
-        let checks = results.first().and_then(|rows| rows.first());
+        let checks = results.get(1).and_then(|rows| rows.first());
         Err(checks.map_or(ApiError::from(Code::Internal), |row| {
             self.refusal(row, ctx.now_ms)
         }))
@@ -194,7 +206,8 @@ mod tests {
     }
 
     static G: Guarded = guarded! {
-        insert "INSERT INTO t (a) SELECT ?3";
+        insert "INSERT INTO t (id) SELECT ?3";
+        made "t" "?3";
         "one" => NotFound if holds("EXISTS (SELECT 1 FROM p WHERE id = ?1)");
         "two" => TooMany if holds("(SELECT count(*) FROM t) < ?2"), wait 60;
         "three" => RateLimited if rate("?2", "t", "ip = ?1 AND at > 0");
@@ -208,11 +221,12 @@ mod tests {
             "SELECT 1 AS guarded, (EXISTS (SELECT 1 FROM p WHERE id = ?1)) AS one, \
              ((SELECT count(*) FROM t) < ?2) AS two, \
              ((SELECT count(*) FROM t WHERE ip = ?1 AND at > 0) < ?2) AS three, \
-             (SELECT min(created_at) FROM t WHERE ip = ?1 AND at > 0) AS three_oldest"
+             (SELECT min(created_at) FROM t WHERE ip = ?1 AND at > 0) AS three_oldest \
+             WHERE NOT EXISTS (SELECT 1 FROM t WHERE id = ?3)"
         );
         assert_eq!(
             G.insert,
-            "INSERT INTO t (a) SELECT ?3 WHERE 1 AND (EXISTS (SELECT 1 FROM p WHERE id = ?1)) \
+            "INSERT INTO t (id) SELECT ?3 WHERE 1 AND (EXISTS (SELECT 1 FROM p WHERE id = ?1)) \
              AND ((SELECT count(*) FROM t) < ?2) \
              AND ((SELECT count(*) FROM t WHERE ip = ?1 AND at > 0) < ?2) RETURNING a"
         );

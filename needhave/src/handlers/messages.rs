@@ -108,6 +108,7 @@ macro_rules! waiting {
 static FIRST: Guarded = guarded! {
     insert "INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, site_hash, created_at) \
             SELECT ?9, ?1, 'first', ?10, ?11, ?2, ?3, ?12";
+    made "messages" "?9";
     "post" => NotFound if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1)");
     "waiting" => TooMany if holds(concat!("(", waiting!(), ") < ?5")), wait rules::WAITING_RETRY_SECS;
     // `+f.ip_hash`: walk the post's first replies (as the cap does), never
@@ -185,6 +186,7 @@ pub async fn waiting(ctx: &Ctx, id: Id, body: PostSecret) -> Result<Waiting, Api
 static ACCEPT: Guarded = guarded! {
     insert "INSERT INTO messages (id, post_id, role, parent_id, thread_key, thread_key_hash, ip_hash, created_at) \
             SELECT ?4, ?1, 'accept', ?3, ?5, ?6, ?7, ?8";
+    made "messages" "?4";
     "post" => NotFound if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1)");
     "secret" => BadSecret if holds("EXISTS (SELECT 1 FROM posts WHERE id = ?1 AND secret_hash = ?2)");
     "found" => NotFound if holds("EXISTS (SELECT 1 FROM messages WHERE id = ?3 AND post_id = ?1 AND role = 'first')");

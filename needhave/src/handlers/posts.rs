@@ -89,6 +89,7 @@ pub struct Page {
 static CREATE: Guarded = guarded! {
     insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at) \
             SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12";
+    made "posts" "?9";
     "dup" => DuplicateNote if holds("NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1) \
         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash IS NULL AND note = ?2) \
         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key = ?3)");

@@ -118,6 +118,7 @@ static WRITE: Guarded = guarded! {
     insert "INSERT INTO messages (id, post_id, role, text, thread_key_hash, ip_hash, site_hash, created_at) \
             SELECT ?7, (SELECT post_id FROM messages WHERE role = 'accept' AND thread_key_hash = ?1), \
             'later', ?8, ?1, ?2, ?3, ?9";
+    made "messages" "?7";
     "thread" => NotFound if holds("EXISTS (SELECT 1 FROM messages WHERE role = 'accept' AND thread_key_hash = ?1)");
     "recent" => RateLimited if rate("?5", "messages", "ip_hash = ?2 AND role = 'later' AND created_at > ?4");
     "site" => RateLimited if rate("?6", "messages", "site_hash = ?3 AND role = 'later' AND created_at > ?4");
