@@ -14,7 +14,7 @@ use crate::rules;
 use crate::rules::words::index_text;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
-use crate::store::{prepare, RowExt, StoreExt};
+use crate::store::{prepare, RowExt, StoreExt, INDEX_WORDS};
 
 pub use crate::rules::Kind;
 
@@ -129,10 +129,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     ];
     // The post's words, in the same batch (one transaction): searchable the
     // moment the 201 is sent. Only a row the insert made is indexed.
-    let words =
-        prepare("INSERT INTO post_words (rowid, words) SELECT rowid, ?2 FROM posts WHERE id = ?1")
-            .bind(&id)
-            .bind(index_text(kind, note));
+    let words = prepare(INDEX_WORDS).bind(&id).bind(index_text(kind, note));
     CREATE.run_then(ctx, guards, values, vec![words]).await?;
     Ok(PostCreated {
         id,

@@ -87,6 +87,15 @@ pub fn prepare(sql: &'static str) -> Statement {
     }
 }
 
+/// The statement that writes a post's words into the word index, in the
+/// batch that inserts the post: `?1` the post's id, `?2` its words. It
+/// indexes only a row that batch wrote. One text for every store, so that a
+/// store may run it its own way: the SQLite store gathers a group commit's
+/// words and writes them in one statement at the group's end (see
+/// `sqlite/group.rs`), D1 runs it as it is.
+pub const INDEX_WORDS: &str =
+    "INSERT INTO post_words (rowid, words) SELECT rowid, ?2 FROM posts WHERE id = ?1";
+
 /// A result row, by column name, as D1 returns it.
 pub type Row = Map<String, Json>;
 

@@ -47,6 +47,21 @@
 //!   An operator whose fsyncs are slow and who would rather spend latency
 //!   than fsyncs can set one.
 //!
+//! **The word index is written once per group.** FTS5 keeps the words of
+//! its inserts in memory until the transaction commits, but it must write
+//! them out as a new segment of the index at every savepoint that opens
+//! after them (one per batch, and the statement savepoint of every
+//! `INSERT … SELECT` that follows), or a rollback to that savepoint could
+//! not undo them. Run in place, each create's [`INDEX_WORDS`] would make a
+//! segment of its own, and FTS5's merging of those small segments was
+//! about a quarter of the server's instructions per write. So the writer
+//! keeps each batch's words aside (dropped with the batch if it fails) and
+//! writes the group's in one statement after its last batch, before the
+//! COMMIT: the same transaction, so a post is searchable exactly when its
+//! 201 is sent, and still only a post its batch wrote is indexed (the
+//! statement joins `posts` by id). Should that statement fail, the whole
+//! group rolls back and every batch in it is answered with the error.
+//!
 //! The thread runs on its own, not on the async runtime: an fsync blocks,
 //! and while it does the runtime must go on reading requests, or there
 //! would be no next group to gather.
@@ -62,7 +77,7 @@ use tokio::sync::oneshot;
 
 use super::files::Identity;
 use super::run::{run_one, unavailable};
-use crate::store::{Memo, Row, Statement, StoreError, StoreResult};
+use crate::store::{Memo, Row, Statement, StoreError, StoreResult, Value, INDEX_WORDS};
 
 /// The most batches one commit carries, by default: the smallest power of
 /// two at which a write's share of the slowest fsync measured is under the
@@ -185,6 +200,8 @@ impl Writer {
         let mut answers: Vec<Answer> = Vec::with_capacity(group.len());
         // Batches whose work is in the open transaction.
         let mut open = Vec::new();
+        // Their words for the index, written after the last batch.
+        let mut words = Words::default();
         let mut began = false;
         for (i, job) in group.iter().enumerate() {
             if !began {
@@ -201,7 +218,7 @@ impl Writer {
                 }
                 began = true;
             }
-            let answer = one_batch(&conn, &job.statements);
+            let answer = one_batch(&conn, &job.statements, &mut words);
             if answer.is_ok() {
                 open.push(i);
             } else if conn.is_autocommit() {
@@ -213,9 +230,20 @@ impl Writer {
                     ));
                 }
                 open.clear();
+                words.clear();
                 began = false;
             }
             answers.push(answer);
+        }
+        if began && !words.is_empty() {
+            if let Err(e) = words.write(&conn) {
+                let _ = conn.execute_batch("ROLLBACK");
+                let message = e.to_string();
+                for &j in &open {
+                    answers[j] = Err(StoreError(message.clone()));
+                }
+                began = false;
+            }
         }
         let ran = Instant::now();
         let micros = |d: Duration| d.as_micros().min(u128::from(u64::MAX)) as u64;
@@ -263,17 +291,152 @@ impl Writer {
     }
 }
 
-/// One batch as its own unit inside the group's transaction.
-fn one_batch(conn: &Connection, statements: &[Statement]) -> Answer {
+/// One batch as its own unit inside the group's transaction; its
+/// [`INDEX_WORDS`] statements go to `words` instead of running (and are
+/// taken back out if the batch fails).
+fn one_batch<'a>(conn: &Connection, statements: &'a [Statement], words: &mut Words<'a>) -> Answer {
+    let kept = words.len();
     conn.prepare_cached("SAVEPOINT batch")?.execute([])?;
-    let result: Answer = statements.iter().map(|s| run_one(conn, s)).collect();
-    if result.is_err() && !conn.is_autocommit() {
-        let _ = conn
-            .prepare_cached("ROLLBACK TO batch")
-            .and_then(|mut s| s.execute([]));
+    let result: Answer = statements
+        .iter()
+        .map(|s| {
+            if words.keep(s) {
+                Ok(Vec::new())
+            } else {
+                run_one(conn, s)
+            }
+        })
+        .collect();
+    if result.is_err() {
+        words.truncate(kept);
+        if !conn.is_autocommit() {
+            let _ = conn
+                .prepare_cached("ROLLBACK TO batch")
+                .and_then(|mut s| s.execute([]));
+        }
     }
     if !conn.is_autocommit() {
         conn.prepare_cached("RELEASE batch")?.execute([])?;
     }
     result
+}
+
+/// The words of a group's posts, `(post id, words)` in batch order, as its
+/// batches' [`INDEX_WORDS`] bound them.
+#[derive(Default)]
+struct Words<'a>(Vec<[&'a str; 2]>);
+
+/// [`INDEX_WORDS`] for many posts at once: `?1` a JSON array of `[id,
+/// words]`. In row-number order, as FTS5 takes a transaction's rows without
+/// writing a segment between them only while they ascend; the words outer
+/// (`CROSS JOIN`), each post found by its id.
+pub const INDEX_GROUP: &str = "INSERT INTO post_words (rowid, words) \
+     SELECT p.rowid, w.value ->> 1 FROM json_each(?1) AS w CROSS JOIN posts AS p \
+     ON p.id = w.value ->> 0 ORDER BY p.rowid";
+
+impl<'a> Words<'a> {
+    /// Keeps `s`'s words if it is an [`INDEX_WORDS`]; false if it is not
+    /// one, and must run.
+    fn keep(&mut self, s: &'a Statement) -> bool {
+        match (s.sql == INDEX_WORDS, s.params.as_slice()) {
+            (true, [Value::Text(id), Value::Text(words)]) => {
+                self.0.push([id.as_str(), words.as_str()]);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.0.truncate(len);
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Writes them, in the open transaction.
+    fn write(&self, conn: &Connection) -> rusqlite::Result<()> {
+        let json = serde_json::to_string(&self.0)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+        conn.prepare_cached(INDEX_GROUP)?.execute([json])?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::prepare;
+
+    fn job(statements: Vec<Statement>) -> Job {
+        let (reply, _) = oneshot::channel();
+        Job { statements, reply }
+    }
+
+    fn post(id: &str) -> Statement {
+        prepare(
+            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+             VALUES (?1, 'need', ?1, 's', 'i', 1)",
+        )
+        .bind(id)
+    }
+
+    fn words(id: &str, words: &str) -> Statement {
+        prepare(INDEX_WORDS).bind(id).bind(words)
+    }
+
+    /// A group's words are written after its batches: a failed batch's and
+    /// a missing post's are not, the others' are, in the same commit.
+    #[test]
+    fn a_groups_words_are_those_of_its_posts() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::store::migrate::apply(&conn).unwrap();
+        let conn = Arc::new(Mutex::new(conn));
+        let writer = Writer {
+            conn: conn.clone(),
+            memo: Arc::new(Memo::sole_writer()),
+            file: None,
+            policy: Policy::default(),
+            stats: Arc::new(Stats::default()),
+        };
+        let group = [
+            job(vec![post("a"), words("a", "alpha")]),
+            job(vec![
+                post("b"),
+                words("b", "beta"),
+                prepare("SELECT * FROM nowhere"),
+            ]),
+            job(vec![words("c", "gamma")]),
+            job(vec![post("d"), words("d", "delta alpha")]),
+        ];
+        let answers = writer.commit(&group);
+        let ok: Vec<bool> = answers.iter().map(Result::is_ok).collect();
+        assert_eq!(ok, [true, false, true, true]);
+        let conn = conn.lock().unwrap();
+        let found = |word: &str| -> Vec<String> {
+            conn.prepare(
+                "SELECT p.id FROM post_words JOIN posts p ON p.rowid = post_words.rowid \
+                 WHERE post_words MATCH ?1 ORDER BY p.rowid",
+            )
+            .unwrap()
+            .query_map([word], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+        };
+        assert_eq!(found("alpha"), ["a", "d"]);
+        assert_eq!(found("delta"), ["d"]);
+        assert!(found("beta").is_empty());
+        assert!(found("gamma").is_empty());
+        assert!(conn.is_autocommit());
+    }
 }
