@@ -146,18 +146,10 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// One write run: the report, and `write_bytes` over it.
+/// One write run at 64 connections: the report, and `write_bytes` over it.
 async fn write_run(server: &Server, secs: u64, ip_base: u32) -> (load::Report, Option<u64>) {
     let io0 = write_bytes(server.pid());
-    let report = load::run(load::Options {
-        server: server.addr,
-        mode: Mode::Writes,
-        conns: 64,
-        duration: Duration::from_secs(secs),
-        ip_base,
-        stop: Arc::new(AtomicBool::new(false)),
-    })
-    .await;
+    let report = write_run_with(server, secs, 64, ip_base).await;
     let io1 = write_bytes(server.pid());
     (report, io0.zip(io1).map(|(a, b)| b - a))
 }
@@ -374,29 +366,6 @@ pub async fn run(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strace_lines_are_read_by_path() {
-        let text = "\
-[pid 12] pwrite64(5</w/x.db-wal>, \"\"..., 24, 32) = 24
-[pid 12] pwrite64(5</w/x.db-wal>, \"\"..., 4096, 56) = 4096
-12 fdatasync(5</w/x.db-wal>) = 0
-12 pwrite64(5</w/x.db-wal>, \"\"..., 4096, 4152 <unfinished ...>
-12 <... pwrite64 resumed>) = 4096
-[pid 13] write(9<socket:[1]>, \"\"..., 200) = 200
-pwrite64(4</w/x.db>, \"\"..., 4096, 0) = 4096
-[pid 12] fsync(4</w/x.db>) = 0
-";
-        let io = parse_strace(text, "/w/x.db");
-        assert_eq!(io.wal_bytes, 8216);
-        assert_eq!(io.db_bytes, 4096);
-        assert_eq!(io.fsyncs, 2);
-    }
-}
-
 /// Instructions per write answered 201, by callgrind, for each of the
 /// three servers (`needhave-bench write-instructions --baseline BIN`):
 /// the server under `valgrind --tool=callgrind`, `--conns` connections of
@@ -438,7 +407,7 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
         let base = 5_000_000 + i as u32 * 200_000;
         write_run_with(&server, 1, conns, base).await;
         control("-z")?;
-        let (report, _) = write_run_with(&server, secs, conns, base + 50_000).await;
+        let report = write_run_with(&server, secs, conns, base + 50_000).await;
         control("-d")?;
         server.stop();
         if errors(&report) > 0 {
@@ -484,13 +453,9 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
     Ok(())
 }
 
-async fn write_run_with(
-    server: &Server,
-    secs: u64,
-    conns: usize,
-    ip_base: u32,
-) -> (load::Report, Option<u64>) {
-    let report = load::run(load::Options {
+/// `conns` connections of the write flow for `secs`.
+async fn write_run_with(server: &Server, secs: u64, conns: usize, ip_base: u32) -> load::Report {
+    load::run(load::Options {
         server: server.addr,
         mode: Mode::Writes,
         conns,
@@ -498,6 +463,28 @@ async fn write_run_with(
         ip_base,
         stop: Arc::new(AtomicBool::new(false)),
     })
-    .await;
-    (report, None)
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strace_lines_are_read_by_path() {
+        let text = "\
+[pid 12] pwrite64(5</w/x.db-wal>, \"\"..., 24, 32) = 24
+[pid 12] pwrite64(5</w/x.db-wal>, \"\"..., 4096, 56) = 4096
+12 fdatasync(5</w/x.db-wal>) = 0
+12 pwrite64(5</w/x.db-wal>, \"\"..., 4096, 4152 <unfinished ...>
+12 <... pwrite64 resumed>) = 4096
+[pid 13] write(9<socket:[1]>, \"\"..., 200) = 200
+pwrite64(4</w/x.db>, \"\"..., 4096, 0) = 4096
+[pid 12] fsync(4</w/x.db>) = 0
+";
+        let io = parse_strace(text, "/w/x.db");
+        assert_eq!(io.wal_bytes, 8216);
+        assert_eq!(io.db_bytes, 4096);
+        assert_eq!(io.fsyncs, 2);
+    }
 }
