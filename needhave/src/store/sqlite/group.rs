@@ -47,6 +47,10 @@
 //!   An operator whose fsyncs are slow and who would rather spend latency
 //!   than fsyncs can set one.
 //!
+//! When its queue is empty after a commit, the thread merges the index of
+//! words in bounded steps, looking at the queue between them
+//! (`segments.rs`): a write that arrives waits for one step at most.
+//!
 //! The thread runs on its own, not on the async runtime: an fsync blocks,
 //! and while it does the runtime must go on reading requests, or there
 //! would be no next group to gather.
@@ -101,6 +105,8 @@ pub struct Stats {
     pub largest: AtomicU64,
     pub running_us: AtomicU64,
     pub committing_us: AtomicU64,
+    /// Steps of merging the index of words, done while no write waited.
+    pub merges: AtomicU64,
 }
 
 /// Told each group's size and the time of its COMMIT (the fsync), when
@@ -142,7 +148,23 @@ pub fn start(writer: Writer) -> std::io::Result<(Sender<Job>, JoinHandle<()>)> {
 impl Writer {
     fn run(self, rx: Receiver<Job>) {
         let max = self.policy.max.max(1);
-        while let Ok(first) = rx.recv() {
+        // Whether the index may have segments to merge: after every commit
+        // (a file opened with many is merged after its first write).
+        let mut merge = false;
+        loop {
+            let first = match rx.try_recv() {
+                Ok(job) => job,
+                Err(TryRecvError::Disconnected) => break,
+                Err(TryRecvError::Empty) if merge => {
+                    // Nothing waits: one bounded step, then the queue again.
+                    merge = self.merge_step();
+                    continue;
+                }
+                Err(TryRecvError::Empty) => match rx.recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                },
+            };
             let closes = Instant::now() + self.policy.wait;
             let mut group = vec![first];
             while group.len() < max {
@@ -172,6 +194,27 @@ impl Writer {
                 // The caller may have gone (its connection closed); its
                 // write stands either way.
                 let _ = job.reply.send(answer);
+            }
+            merge = true;
+        }
+    }
+
+    /// One step of merging the index's segments (`segments::step`);
+    /// whether there may be more. An error (another process holding the
+    /// file's write lock, a full disk) ends merging until the next commit:
+    /// it is the writes' to report.
+    fn merge_step(&self) -> bool {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        match super::segments::step(&conn) {
+            Ok(worked) => {
+                if worked {
+                    self.stats.merges.fetch_add(1, Ordering::Relaxed);
+                }
+                worked
+            }
+            Err(e) => {
+                tracing::debug!(target: "needhave::store", error = %e, "merging the index of words");
+                false
             }
         }
     }
