@@ -47,9 +47,10 @@
 //!   An operator whose fsyncs are slow and who would rather spend latency
 //!   than fsyncs can set one.
 //!
-//! When its queue is empty after a commit, the thread merges the index of
-//! words in bounded steps, looking at the queue between them
-//! (`segments.rs`): a write that arrives waits for one step at most.
+//! When its queue has stayed empty for [`QUIET`] after a commit, the thread
+//! merges the index of words in bounded steps, looking at the queue
+//! between them (`segments.rs`): a write that arrives waits for one step
+//! at most.
 //!
 //! The thread runs on its own, not on the async runtime: an fsync blocks,
 //! and while it does the runtime must go on reading requests, or there
@@ -77,6 +78,12 @@ pub const MAX_GROUP: usize = 256;
 /// default: not at all (module doc: a window only ever cost latency, and
 /// the queue refills during each fsync without one).
 pub const WAIT: Duration = Duration::ZERO;
+
+/// How long the queue stays empty after a commit before the writer merges
+/// the index of words: a client that writes one post after another (a gap
+/// of a few milliseconds) never waits for a merge step between its writes,
+/// and a list that gets a post now and then merges right after each.
+pub const QUIET: Duration = Duration::from_millis(50);
 
 /// Where a group closes: at `max` batches, or `wait` after its first batch
 /// was taken (zero: as soon as the queue is empty).
@@ -151,15 +158,25 @@ impl Writer {
         // Whether the index may have segments to merge: after every commit
         // (a file opened with many is merged after its first write).
         let mut merge = false;
+        // Whether nothing came for `QUIET` since the last commit.
+        let mut quiet = false;
         loop {
             let first = match rx.try_recv() {
                 Ok(job) => job,
                 Err(TryRecvError::Disconnected) => break,
-                Err(TryRecvError::Empty) if merge => {
+                Err(TryRecvError::Empty) if merge && quiet => {
                     // Nothing waits: one bounded step, then the queue again.
                     merge = self.merge_step();
                     continue;
                 }
+                Err(TryRecvError::Empty) if merge => match rx.recv_timeout(QUIET) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => {
+                        quiet = true;
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
                 Err(TryRecvError::Empty) => match rx.recv() {
                     Ok(job) => job,
                     Err(_) => break,
@@ -196,6 +213,7 @@ impl Writer {
                 let _ = job.reply.send(answer);
             }
             merge = true;
+            quiet = false;
         }
     }
 
