@@ -605,22 +605,12 @@ async fn a_store_failure_is_a_plain_500() {
 /// (`store/sqlite/segments.rs`): a list written one post a commit keeps
 /// its words in one or two segments, where FTS5 alone leaves up to fifteen
 /// a level (it merges a level only at four, and small segments wait for
-/// its write counter). Every merge is counted, and the setting it relies
-/// on is in the file.
+/// its write counter). Every merge is counted.
 #[tokio::test]
 async fn idle_moments_keep_the_index_of_words_in_few_segments() {
     use needhave::store::sqlite::segments;
     let list = List::new();
     let store = list.store.inner();
-    let usermerge: i64 = store.with_connection(|c| {
-        c.query_row(
-            "SELECT v FROM post_words_config WHERE k = 'usermerge'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap()
-    });
-    assert_eq!(usermerge, 2);
     for i in 0..150 {
         // Ten a client: the create rate is not what is tested.
         let ip = format!("10.9.{}.{}", i / 10, i % 10);

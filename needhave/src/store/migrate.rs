@@ -28,9 +28,8 @@ use crate::rules::Kind;
 /// `migrations/` (a first-release file says 0, though it holds 0001).
 /// Steps without Rust work (an index: 0003) are schema.sql's, applied on
 /// every open; 0006's index of words is schema.sql's too, and its words for
-/// old posts are computed here ([`fill_words`]). 0007 is a setting of that
-/// index, which FTS5 keeps in the file, not in the schema.
-pub const VERSION: i64 = 7;
+/// old posts are computed here ([`fill_words`]).
+pub const VERSION: i64 = 6;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -39,8 +38,6 @@ pub const SCHEMA: &str = include_str!("../../../schema.sql");
 const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
 /// The site hashes, and the key's digest with its unique index.
 const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
-/// How far a merge of the index of words goes (`sqlite/segments.rs`).
-const SEARCH_MERGE: &str = include_str!("../../../migrations/0007_search_merge.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -103,7 +100,6 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     done.keyed = keyed;
     done.shared = shared;
     done.indexed = fill_words(conn)?;
-    conn.execute_batch(SEARCH_MERGE)?;
     conn.pragma_update(None, "user_version", VERSION)?;
     Ok(done)
 }

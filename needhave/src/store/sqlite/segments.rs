@@ -17,9 +17,9 @@
 //! order:
 //!
 //! - a merge already under way is carried on;
-//! - a level holding two segments or more is merged (`usermerge` is 2,
-//!   set by `migrations/0007_search_merge.sql`), so the small segments of
-//!   the latest writes end up one per level;
+//! - a level holding two segments or more is merged (`usermerge` is 2:
+//!   FTS5's default, 4, would leave up to three a level), so the small
+//!   segments of the latest writes end up one per level;
 //! - then, when the segments besides the largest hold a [`REST`]th of its
 //!   pages or more, all are merged into one (`'merge'` with a negative
 //!   count: what `'optimize'` does, in steps). So a list gets back to one
@@ -159,14 +159,30 @@ pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
     let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let before = conn.total_changes();
-    let merged = conn
-        .prepare_cached("INSERT INTO post_words (post_words, rank) VALUES ('merge', ?1)")
-        .and_then(|mut s| s.execute([pages]));
+    let merged = set_usermerge(conn).and_then(|()| {
+        conn.prepare_cached("INSERT INTO post_words (post_words, rank) VALUES ('merge', ?1)")
+            .and_then(|mut s| s.execute([pages]))
+    });
     // FTS5: a 'merge' that did no work changes fewer than two rows.
     let worked = conn.total_changes() - before >= 2;
     conn.pragma_update(None, "synchronous", synchronous)?;
     merged?;
     Ok(worked)
+}
+
+/// Sets FTS5's `usermerge` to 2 in the file where it is not yet. FTS5
+/// keeps its settings in the file (`post_words_config`), so this is one
+/// write in a file's life; made here rather than by a migration, a file
+/// stays one the previous release opens, which knows the setting as well.
+fn set_usermerge(conn: &Connection) -> rusqlite::Result<()> {
+    let usermerge: Option<i64> = conn
+        .prepare_cached("SELECT v FROM post_words_config WHERE k = 'usermerge'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    if usermerge != Some(2) {
+        conn.execute_batch("INSERT INTO post_words (post_words, rank) VALUES ('usermerge', 2)")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
