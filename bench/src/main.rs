@@ -24,7 +24,7 @@
 //!     needhave-bench hello   --body-file F [--etag TAG]   the read baseline server
 //!                            (with a tag: 304 to any If-None-Match)
 //!     needhave-bench seed    --db F --posts N  seed a database directly
-//!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300]
+//!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
 //!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
 //!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh)
@@ -143,6 +143,7 @@ fn main() -> ExitCode {
             args.num("large", 1_000_000),
             args.num("small", 1_000),
             args.num("rounds", 300) as usize,
+            args.num("group", search::SEED_GROUP),
         )),
         "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
         "d1-seed" => d1_seed::write(

@@ -610,3 +610,52 @@ async fn a_store_failure_is_a_plain_500() {
         assert_eq!(r.body, br#"{"error":"internal"}"#, "no detail leaks");
     }
 }
+
+/// The writer merges the index of words whenever no write waits
+/// (`store/sqlite/segments.rs`): a list written one post a commit keeps
+/// its words in one or two segments, where FTS5 alone leaves up to fifteen
+/// a level (it merges a level only at four, and small segments wait for
+/// its write counter). Every merge is counted.
+#[tokio::test]
+async fn idle_moments_keep_the_index_of_words_in_few_segments() {
+    use needhave::store::sqlite::segments;
+    let list = List::new();
+    let store = list.store.inner();
+    for i in 0..150 {
+        // Ten a client: the create rate is not what is tested.
+        let ip = format!("10.9.{}.{}", i / 10, i % 10);
+        let r = list
+            .call_at(
+                &ip,
+                needhave::platform::now_ms(),
+                "POST",
+                "/posts",
+                Some(json!({"kind": "have", "note": format!("spare gpu number {i} of many")})),
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let started = std::time::Instant::now();
+    while !store.with_connection(segments::settled).unwrap() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "still merging: {:?}",
+            store.with_connection(segments::levels)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let levels = store.with_connection(segments::levels).unwrap();
+    let sizes: Vec<u64> = levels.iter().flat_map(|l| l.segments.clone()).collect();
+    assert!(sizes.len() <= 2, "{levels:?}");
+    assert!(
+        store
+            .group_stats()
+            .merges
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 0
+    );
+    // The words are all still there.
+    let (status, body) = list.call("GET", "/posts?q=gpu&limit=100", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["posts"].as_array().unwrap().len(), 100);
+}

@@ -26,6 +26,7 @@ mod admit;
 mod files;
 mod group;
 mod run;
+pub mod segments;
 mod walclock;
 
 use run::{run_one, unavailable};

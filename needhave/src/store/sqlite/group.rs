@@ -62,6 +62,11 @@
 //! statement joins `posts` by id). Should that statement fail, the whole
 //! group rolls back and every batch in it is answered with the error.
 //!
+//! When its queue has stayed empty for [`QUIET`] after a commit, the thread
+//! merges the index of words in bounded steps, looking at the queue
+//! between them (`segments.rs`): a write that arrives waits for one step
+//! at most.
+//!
 //! The thread runs on its own, not on the async runtime: an fsync blocks,
 //! and while it does the runtime must go on reading requests, or there
 //! would be no next group to gather.
@@ -88,6 +93,12 @@ pub const MAX_GROUP: usize = 256;
 /// default: not at all (module doc: a window only ever cost latency, and
 /// the queue refills during each fsync without one).
 pub const WAIT: Duration = Duration::ZERO;
+
+/// How long the queue stays empty after a commit before the writer merges
+/// the index of words: a client that writes one post after another (a gap
+/// of a few milliseconds) never waits for a merge step between its writes,
+/// and a list that gets a post now and then merges right after each.
+pub const QUIET: Duration = Duration::from_millis(50);
 
 /// Where a group closes: at `max` batches, or `wait` after its first batch
 /// was taken (zero: as soon as the queue is empty).
@@ -116,6 +127,8 @@ pub struct Stats {
     pub largest: AtomicU64,
     pub running_us: AtomicU64,
     pub committing_us: AtomicU64,
+    /// Steps of merging the index of words, done while no write waited.
+    pub merges: AtomicU64,
 }
 
 /// Told each group's size and the time of its COMMIT (the fsync), when
@@ -157,7 +170,33 @@ pub fn start(writer: Writer) -> std::io::Result<(Sender<Job>, JoinHandle<()>)> {
 impl Writer {
     fn run(self, rx: Receiver<Job>) {
         let max = self.policy.max.max(1);
-        while let Ok(first) = rx.recv() {
+        // Whether the index may have segments to merge: after every commit
+        // (a file opened with many is merged after its first write).
+        let mut merge = false;
+        // Whether nothing came for `QUIET` since the last commit.
+        let mut quiet = false;
+        loop {
+            let first = match rx.try_recv() {
+                Ok(job) => job,
+                Err(TryRecvError::Disconnected) => break,
+                Err(TryRecvError::Empty) if merge && quiet => {
+                    // Nothing waits: one bounded step, then the queue again.
+                    merge = self.merge_step();
+                    continue;
+                }
+                Err(TryRecvError::Empty) if merge => match rx.recv_timeout(QUIET) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => {
+                        quiet = true;
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
+                Err(TryRecvError::Empty) => match rx.recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                },
+            };
             let closes = Instant::now() + self.policy.wait;
             let mut group = vec![first];
             while group.len() < max {
@@ -187,6 +226,28 @@ impl Writer {
                 // The caller may have gone (its connection closed); its
                 // write stands either way.
                 let _ = job.reply.send(answer);
+            }
+            merge = true;
+            quiet = false;
+        }
+    }
+
+    /// One step of merging the index's segments (`segments::step`);
+    /// whether there may be more. An error (another process holding the
+    /// file's write lock, a full disk) ends merging until the next commit:
+    /// it is the writes' to report.
+    fn merge_step(&self) -> bool {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        match super::segments::step(&conn) {
+            Ok(worked) => {
+                if worked {
+                    self.stats.merges.fetch_add(1, Ordering::Relaxed);
+                }
+                worked
+            }
+            Err(e) => {
+                tracing::debug!(target: "needhave::store", error = %e, "merging the index of words");
+                false
             }
         }
     }

@@ -1,0 +1,241 @@
+//! The index of words kept in few segments: what the writer thread does
+//! when no write waits.
+//!
+//! FTS5 writes the words of each transaction as a segment of their own, and
+//! a query reads every segment: for each of its terms, a lookup in the
+//! segment's part of `post_words_idx`, a read of a leaf and a decode of
+//! all its row numbers (a page is walked newest first, against the list's
+//! order), and one more cursor in the merge of the segments' row numbers.
+//! FTS5 merges as it writes (`automerge`: four segments of a level into
+//! one of the next), so a list written a group commit at a time keeps a
+//! dozen segments or more (13 at 1 M posts, 18 at 1 k: docs/finding.md,
+//! "Figures"), and a query of a common word costs 70,000 to 85,000
+//! instructions more a term for each.
+//!
+//! So the writer, once its queue has stayed empty for a moment after a
+//! commit (`group::QUIET`), merges in [`step`]s of at most [`STEP_PAGES`]
+//! pages, each its own transaction, and looks at its queue between steps:
+//! a write that arrives waits for one step at most. The steps do, in this
+//! order:
+//!
+//! - a merge already under way is carried on;
+//! - a level holding two segments or more is merged (`usermerge` is 2:
+//!   FTS5's default, 4, would leave up to three a level), so the small
+//!   segments of the latest writes end up one per level;
+//! - then, when the segments besides the largest hold a [`REST`]th of its
+//!   pages or more, all are merged into one (`'merge'` with a negative
+//!   count: what `'optimize'` does, in steps). So a list gets back to one
+//!   segment after each quarter of growth, and every post's words are
+//!   rewritten a bounded number of times (a few, plus one per level),
+//!   never once per idle moment.
+//!
+//! The steps do not need durability: a merge changes no answer, and one
+//! that a power cut takes back leaves the index as it was before it,
+//! whole. So a step commits with `synchronous=NORMAL` (WAL: consistent,
+//! no fsync of its own; the next write's fsync covers it) and the writer
+//! goes back to `FULL` before any write.
+
+use rusqlite::{Connection, OptionalExtension};
+
+/// The most leaf pages (about 4 KB each) one step writes, which bounds
+/// how long a write that arrives during a step waits: 4 ms a step at 1 M
+/// posts on the 2-core machine of the figures (760 steps in 3.2 s), 25 ms
+/// when other work loaded it (19 s).
+pub const STEP_PAGES: i64 = 16;
+
+/// All segments are merged into one once the others hold this fraction
+/// (1 / REST) of the largest's pages.
+pub const REST: u64 = 4;
+
+/// One level of the index: its segments' sizes in leaf pages, oldest
+/// first, and how many of them a merge under way is reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Level {
+    pub merging: u32,
+    pub segments: Vec<u64>,
+}
+
+/// The levels of `post_words`, from FTS5's structure record (row 10 of
+/// `post_words_data`); empty when the index holds no segment.
+pub fn levels(conn: &Connection) -> rusqlite::Result<Vec<Level>> {
+    let record: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT block FROM post_words_data WHERE id = 10")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    Ok(record.as_deref().and_then(decode).unwrap_or_default())
+}
+
+/// The number of segments of `post_words`.
+pub fn count(conn: &Connection) -> rusqlite::Result<usize> {
+    Ok(levels(conn)?.iter().map(|l| l.segments.len()).sum())
+}
+
+/// Decodes a structure record (`fts5StructureDecode` in SQLite's FTS5): a
+/// 4-byte cookie, an optional 4-byte version-2 mark, the counts of levels
+/// and segments, the write counter, then per level the segments in merge
+/// and the segments, each as segment id, first and last leaf page (and
+/// five more numbers in version 2).
+fn decode(record: &[u8]) -> Option<Vec<Level>> {
+    let mut at = 4;
+    let v2 = record.get(4..8) == Some(&[0xff, 0, 0, 1]);
+    if v2 {
+        at += 4;
+    }
+    let mut next = || -> Option<u64> {
+        let (value, used) = varint(record.get(at..)?)?;
+        at += used;
+        Some(value)
+    };
+    let levels = next()?;
+    let _segments = next()?;
+    let _write_counter = next()?;
+    let mut out = Vec::new();
+    for _ in 0..levels {
+        let merging = next()? as u32;
+        let n = next()?;
+        let mut segments = Vec::new();
+        for _ in 0..n {
+            let _id = next()?;
+            let first = next()?;
+            let last = next()?;
+            if v2 {
+                for _ in 0..5 {
+                    next()?;
+                }
+            }
+            segments.push(last.checked_sub(first)? + 1);
+        }
+        out.push(Level { merging, segments });
+    }
+    Some(out)
+}
+
+/// SQLite's varint: big-endian groups of 7 bits, the ninth byte whole.
+fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(9) {
+        if i == 8 {
+            return Some(((value << 8) | u64::from(b), 9));
+        }
+        value = (value << 7) | u64::from(b & 0x7f);
+        if b < 0x80 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// What the next step should ask FTS5 for, if anything: a positive count
+/// carries on a merge or merges a level of two or more; a negative one
+/// merges everything.
+fn plan(levels: &[Level]) -> Option<i64> {
+    let sizes: Vec<u64> = levels.iter().flat_map(|l| l.segments.clone()).collect();
+    if sizes.len() < 2 {
+        return None;
+    }
+    if levels
+        .iter()
+        .any(|l| l.merging > 0 || l.segments.len() >= 2)
+    {
+        return Some(STEP_PAGES);
+    }
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let rest: u64 = sizes.iter().sum::<u64>() - largest;
+    (rest * REST >= largest).then_some(-STEP_PAGES)
+}
+
+/// Whether the index is as merged as the writer keeps it: no [`step`] has
+/// work.
+pub fn settled(conn: &Connection) -> rusqlite::Result<bool> {
+    Ok(plan(&levels(conn)?).is_none())
+}
+
+/// One step of merging, in a transaction of its own, when the index has
+/// work for one (see the module doc). Returns whether it merged anything:
+/// when it did not, the index is as merged as it is kept, and there is no
+/// need to step again until the next write.
+pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
+    let Some(pages) = plan(&levels(conn)?) else {
+        return Ok(false);
+    };
+    let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let before = conn.total_changes();
+    let merged = set_usermerge(conn).and_then(|()| {
+        conn.prepare_cached("INSERT INTO post_words (post_words, rank) VALUES ('merge', ?1)")
+            .and_then(|mut s| s.execute([pages]))
+    });
+    // FTS5: a 'merge' that did no work changes fewer than two rows.
+    let worked = conn.total_changes() - before >= 2;
+    conn.pragma_update(None, "synchronous", synchronous)?;
+    merged?;
+    Ok(worked)
+}
+
+/// Sets FTS5's `usermerge` to 2 in the file where it is not yet. FTS5
+/// keeps its settings in the file (`post_words_config`), so this is one
+/// write in a file's life; made here rather than by a migration, a file
+/// stays one the previous release opens, which knows the setting as well.
+fn set_usermerge(conn: &Connection) -> rusqlite::Result<()> {
+    let usermerge: Option<i64> = conn
+        .prepare_cached("SELECT v FROM post_words_config WHERE k = 'usermerge'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    if usermerge != Some(2) {
+        conn.execute_batch("INSERT INTO post_words (post_words, rank) VALUES ('usermerge', 2)")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(merging: u32, segments: &[u64]) -> Level {
+        Level {
+            merging,
+            segments: segments.to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_plan_merges_levels_then_everything_at_a_quarter() {
+        assert_eq!(plan(&[]), None);
+        assert_eq!(plan(&[level(0, &[900])]), None);
+        assert_eq!(plan(&[level(0, &[1, 1])]), Some(STEP_PAGES));
+        assert_eq!(plan(&[level(0, &[1]), level(1, &[5, 4])]), Some(STEP_PAGES));
+        assert_eq!(plan(&[level(2, &[5, 4]), level(0, &[3])]), Some(STEP_PAGES));
+        // One a level: together only when the rest is a quarter of the largest.
+        assert_eq!(
+            plan(&[level(0, &[1]), level(0, &[]), level(0, &[100])]),
+            None
+        );
+        assert_eq!(plan(&[level(0, &[24]), level(0, &[100])]), None);
+        assert_eq!(
+            plan(&[level(0, &[5]), level(0, &[20]), level(0, &[100])]),
+            Some(-STEP_PAGES)
+        );
+    }
+
+    #[test]
+    fn decodes_what_fts5_writes() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE post_words USING fts5 (words, content = '', \
+             columnsize = 0, detail = none, tokenize = 'ascii');",
+        )
+        .unwrap();
+        assert_eq!(count(&conn).unwrap(), 0);
+        for i in 0..3 {
+            conn.execute(
+                "INSERT INTO post_words (rowid, words) VALUES (?1, 'a b c')",
+                [i + 1],
+            )
+            .unwrap();
+        }
+        assert_eq!(levels(&conn).unwrap(), [level(0, &[1, 1, 1])]);
+        conn.execute_batch("INSERT INTO post_words (post_words) VALUES ('optimize')")
+            .unwrap();
+        assert_eq!(count(&conn).unwrap(), 1);
+    }
+}
