@@ -21,8 +21,9 @@
 //!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
 //!                            GET /posts (200, and 304 with If-None-Match) against the
 //!                            hello-world, alternating; medians and ranges
-//!     needhave-bench hello   --body-file F [--etag TAG]   the read baseline server
-//!                            (with a tag: 304 to any If-None-Match)
+//!     needhave-bench hello   --answer F [--not-modified F]   the read baseline server:
+//!                            the raw answers F (HTTP/1.1, as captured from needhave
+//!                            serve), the second to any If-None-Match (bench/src/hello.rs)
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
@@ -128,15 +129,19 @@ fn main() -> ExitCode {
         "metrics-cost" => rt.block_on(metrics_cost(&args)),
         "reads" => rt.block_on(reads(&args)),
         "hello" => {
-            let body = std::fs::read(args.get("body-file").unwrap_or("")).unwrap_or_default();
             let addr: SocketAddr = args
                 .get("addr")
                 .unwrap_or("127.0.0.1:0")
                 .parse()
                 .expect("--addr");
-            let etag = args.get("etag").map(String::from);
-            rt.block_on(hello::serve(addr, body.into(), etag))
-                .map_err(|e| e.to_string())
+            let answers = hello::Answer::read(args.get("answer").unwrap_or("")).and_then(|ok| {
+                let not_modified = args.get("not-modified").map(hello::Answer::read).transpose()?;
+                Ok((ok, not_modified))
+            });
+            answers.and_then(|(ok, not_modified)| {
+                rt.block_on(hello::serve(addr, ok, not_modified))
+                    .map_err(|e| e.to_string())
+            })
         }
         "search" => rt.block_on(search::run(
             &args.work(),
@@ -579,11 +584,12 @@ fn strace_fsyncs(out: &Path) -> Result<u64, String> {
         .sum())
 }
 
-/// The `ETag` of `GET path` on `addr`, read from a plain request.
 /// `needhave serve` on a fresh file of 100 posts, and the hyper
-/// hello-world (`me hello`) serving the very bytes and tag its `GET /posts`
-/// answered: the two sides of every read comparison, the tag, and the
-/// answer's length.
+/// hello-world (`me hello`) serving the very bytes its `GET /posts`
+/// answered, the 200 and the 304 of a client holding the current tag,
+/// each captured from a live answer: the two sides of every read
+/// comparison, the tag, and the body's length. Refuses when the two
+/// servers' answers differ in any byte but `date` (see `hello.rs`).
 async fn list_and_hello(
     bin: &str,
     me: &str,
@@ -593,48 +599,44 @@ async fn list_and_hello(
     let db = fresh_db(work, &format!("{name}.db"));
     seed::seed(&db, 100)?;
     let server = Server::needhave(bin, &db)?;
-    let mut c = Conn::connect(server.addr, "127.0.0.1".parse().expect("ip"))
-        .await
-        .map_err(|e| e.to_string())?;
-    let (_, body) = c
-        .send("GET", "/posts", None)
-        .await
-        .map_err(|e| e.to_string())?;
-    drop(c);
-    let body_file = work.join(format!("{name}-body.json"));
-    std::fs::write(&body_file, &body).map_err(|e| e.to_string())?;
-    let etag = etag_of(server.addr, "/posts")?;
+    let ok = hello::exchange(server.addr, "/posts", "")?;
+    let (etag, body_len) = {
+        let text = String::from_utf8_lossy(&ok);
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let tag = head
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("etag")
+                    .then(|| value.trim().to_string())
+            })
+            .ok_or("GET /posts answered no ETag")?;
+        if !head.starts_with("HTTP/1.1 200 ") {
+            return Err(format!("GET /posts answered {:?}", head.lines().next()));
+        }
+        (tag, body.len())
+    };
+    let inm = format!("If-None-Match: {etag}\r\n");
+    let not_modified = hello::exchange(server.addr, "/posts", &inm)?;
+    if !not_modified.starts_with(b"HTTP/1.1 304 ") {
+        return Err(format!(
+            "GET /posts with {inm:?} answered {:?}",
+            String::from_utf8_lossy(&not_modified).lines().next()
+        ));
+    }
+    let file = |kind: &str, raw: &[u8]| -> Result<String, String> {
+        let path = work.join(format!("{name}-{kind}.http"));
+        std::fs::write(&path, raw).map_err(|e| e.to_string())?;
+        Ok(path.to_string_lossy().into_owned())
+    };
+    let (ok_file, nm_file) = (file("200", &ok)?, file("304", &not_modified)?);
     let hello = Server::start(
         me,
-        &[
-            "hello",
-            "--body-file",
-            &body_file.to_string_lossy(),
-            "--etag",
-            &etag,
-        ],
+        &["hello", "--answer", &ok_file, "--not-modified", &nm_file],
     )?;
-    Ok((server, hello, etag, body.len()))
-}
-
-fn etag_of(addr: SocketAddr, path: &str) -> Result<String, String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut text = Vec::new();
-    s.read_to_end(&mut text).map_err(|e| e.to_string())?;
-    String::from_utf8_lossy(&text)
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("etag")
-                .then(|| value.trim().to_string())
-        })
-        .ok_or_else(|| format!("GET {path} answered no ETag"))
+    hello::same_bytes(server.addr, hello.addr, "/posts", "")?;
+    hello::same_bytes(server.addr, hello.addr, "/posts", &inm)?;
+    Ok((server, hello, etag, body_len))
 }
 
 fn mib(kib: Option<u64>) -> String {

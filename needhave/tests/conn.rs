@@ -1,7 +1,7 @@
 //! `needhave serve`'s connection policy and start-up checks, against the
 //! real binary over real sockets: the request and write deadlines, the
-//! per-address connection cap, `--allow-origin '*'`, the right-most
-//! `X-Forwarded-For`, and the empty IP salt refused.
+//! per-address connection cap, the 64-header cap, `--allow-origin '*'`,
+//! the right-most `X-Forwarded-For`, and the empty IP salt refused.
 
 mod common;
 
@@ -327,4 +327,30 @@ async fn too_large_carries_cors_for_an_allowed_origin() {
         r.header("access-control-allow-origin"),
         Some("https://app.example")
     );
+}
+
+#[test]
+fn a_request_past_64_headers_is_refused_431_and_its_connection_closed() {
+    let server = Server::spawn(&[]);
+    // `n` header lines in all: Host, Connection and filler.
+    let status = |n: usize| {
+        let mut s = connect_from(&server, fresh_ip());
+        let mut req = format!(
+            "GET /posts HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
+            server.host
+        );
+        for i in 2..n {
+            req.push_str(&format!("x-filler-{i}: 1\r\n"));
+        }
+        req.push_str("\r\n");
+        s.write_all(req.as_bytes()).unwrap();
+        let (mut out, start) = (Vec::new(), Instant::now());
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = s.read_to_end(&mut out);
+        assert!(start.elapsed() < Duration::from_secs(5), "not closed");
+        String::from_utf8_lossy(&out[..12.min(out.len())]).into_owned()
+    };
+    assert_eq!(status(64), "HTTP/1.1 200");
+    assert_eq!(status(65), "HTTP/1.1 431");
+    assert_eq!(status(101), "HTTP/1.1 431");
 }

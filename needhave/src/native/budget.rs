@@ -95,6 +95,10 @@ impl Budget {
 
     /// `bytes`, waiting up to `wait` for room; `None` if none came.
     pub async fn take(self: &Arc<Self>, bytes: usize, large: bool, wait: Duration) -> Option<Held> {
+        // Room, as nearly always: no waiter registered, no deadline read.
+        if let Some(held) = self.try_take(bytes, large) {
+            return Some(held);
+        }
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let freed = self.freed.notified();

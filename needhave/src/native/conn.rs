@@ -14,8 +14,9 @@
 //!   closes idle keep-alive connections) covers the headers; [`Clock`] says
 //!   when the first byte came, and the body is read against that deadline.
 //! - An answer must be taken by the client (written into the socket) within
-//!   `write_timeout` of its first byte, or the connection is dropped: a
-//!   non-reader pins its answer's memory for that long at most.
+//!   `write_timeout` of the first moment the socket could not take more of
+//!   it, or the connection is dropped: a non-reader pins its answer's
+//!   memory for that long at most.
 //! - At most `max_connections` at once (derived from `RLIMIT_NOFILE`,
 //!   leaving room for the database, the logs and the runtime), and at most
 //!   `max_connections_per_ip` from one address (IPv6: one /64, what one
@@ -60,7 +61,8 @@ pub const FALLBACK_MAX_CONNECTIONS: usize = 1024 - RESERVED_FDS as usize;
 pub struct Limits {
     /// Headers and body, from the request's first byte.
     pub request_timeout: Duration,
-    /// An answer's bytes into the socket, from its first byte.
+    /// An answer's bytes into the socket, from the first time the socket
+    /// could not take more.
     pub write_timeout: Duration,
     pub max_connections: usize,
     /// `0`: no per-address cap (behind a proxy every connection is the
@@ -360,6 +362,9 @@ pub struct Guarded<T> {
     clock: Clock,
     write_timeout: Duration,
     write_deadline: Pin<Box<Sleep>>,
+    /// Whether `write_deadline` is set for the answer being written: only
+    /// once the socket could not take all of it.
+    armed: bool,
     owed: Owed,
     /// Tells the gate whether an answer is being written.
     shared: Option<Arc<Shared>>,
@@ -375,6 +380,7 @@ impl<T> Guarded<T> {
             clock: Clock::new(),
             write_timeout,
             write_deadline: Box::pin(tokio::time::sleep(write_timeout)),
+            armed: false,
             owed: Owed::default(),
             shared: permit.map(Permit::shared),
         }
@@ -398,13 +404,21 @@ impl<T> Guarded<T> {
     fn begin_write(&mut self) {
         if self.phase != Phase::Writing {
             self.set_phase(Phase::Writing);
-            let at = Instant::now() + self.write_timeout;
-            self.write_deadline.as_mut().reset(at);
+            self.armed = false;
         }
     }
 
     /// A write that cannot proceed: wait, unless the answer is overdue.
+    /// The deadline is set at the answer's first such wait: an answer the
+    /// socket takes at once (nearly every one) reads no clock and resets
+    /// no timer, and the time before that wait is the server's own
+    /// writing, not the client's.
     fn stalled<R>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
+        if !self.armed {
+            self.armed = true;
+            let at = Instant::now() + self.write_timeout;
+            self.write_deadline.as_mut().reset(at);
+        }
         match self.write_deadline.as_mut().poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::TimedOut,

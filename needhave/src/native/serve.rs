@@ -283,7 +283,18 @@ pub async fn serve(
                 let owed = io.owed();
                 let state = state.clone();
                 let service = service_fn(move |req| {
-                    serve_one(req, peer, clock.clone(), owed.clone(), state.clone())
+                    // Only the log line and the metrics read the time a
+                    // request took.
+                    let timed = super::metrics::on() || tracing::enabled!(tracing::Level::INFO);
+                    let started = timed.then(Instant::now);
+                    // The head is copied out now, not in the answer's
+                    // future: hyper's request shares its read buffer, and
+                    // hyper reads the socket again before it polls the
+                    // answer, so a request still held then made it allocate
+                    // a new buffer for every request (a twentieth of a
+                    // `GET /posts`'s instructions, callgrind).
+                    let head = own_head(req);
+                    serve_one(head, started, peer, clock.clone(), owed.clone(), state.clone())
                 });
                 let conn = http1::Builder::new()
                     .timer(hyper_util::rt::TokioTimer::new())
@@ -292,7 +303,12 @@ pub async fn serve(
                     // the headers) at most this; bodies are capped at
                     // MAX_BODY below.
                     .max_buf_size(MAX_BUF)
-                    .max_headers(MAX_HEADERS)
+                    // The header cap is checked in `own_head`: hyper's own
+                    // (`max_headers`) fills a list of that many empty
+                    // headers for every request it parses, about a
+                    // twentieth of a `GET /posts`'s instructions
+                    // (callgrind); without it hyper parses into an
+                    // uninitialized array of 100 on the stack.
                     .serve_connection(TokioIo::new(io), service);
                 let conn = graceful.watch(conn);
                 super::metrics::connection(1);
@@ -361,7 +377,9 @@ impl CapLog {
 
 /// hyper's read buffer: headers must fit, body chunks stream through it.
 const MAX_BUF: usize = 64 * 1024;
-/// More than any client sends; each parsed header costs memory.
+/// More than any client sends; each parsed header costs memory. A request
+/// with more is answered 431 and its connection closed, as hyper does past
+/// its own limit of 100.
 const MAX_HEADERS: usize = 64;
 
 async fn stdin_closed() {
@@ -386,23 +404,16 @@ async fn shutdown_signal() {
 }
 
 async fn serve_one(
-    req: hyper::Request<Incoming>,
+    head: Option<(Request, Incoming)>,
+    started: Option<Instant>,
     peer: SocketAddr,
     clock: Clock,
     owed: Owed,
     state: Arc<State>,
 ) -> Result<hyper::Response<Full<Bytes>>, Dropped> {
-    let started = Instant::now();
-    let (parts, body) = req.into_parts();
-    let mut request = Request::new(parts.method.as_str(), parts.uri.path());
-    request.query = parts.uri.query().unwrap_or("").to_string();
-    request.headers = Vec::with_capacity(parts.headers.len());
-    request.headers.extend(parts.headers.iter().map(|(n, v)| {
-        (
-            n.as_str().to_string(),
-            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-        )
-    }));
+    let Some((mut request, body)) = head else {
+        return Ok(too_many_headers());
+    };
     // The whole request, headers included, within the deadline from its
     // first byte; a body still trickling in then is dropped unanswered. A
     // request without a body (every GET) has nothing to wait for: no timer
@@ -478,17 +489,17 @@ async fn serve_one(
             response
         }
     };
-    let metrics = super::metrics::on();
-    if metrics || tracing::enabled!(tracing::Level::INFO) {
+    if let Some(started) = started {
+        let metrics = super::metrics::on();
         let api = &crate::routes::API;
-        let found = match (api.resolve)(parts.method.as_str(), parts.uri.path()) {
+        let found = match (api.resolve)(&request.method, &request.path) {
             crate::api::Resolved::Route { index, .. } => api.routes.get(index).map(|r| (index, r)),
             _ => None,
         };
         let route = found.map_or("-", |(_, r)| r.path);
         if metrics {
             super::metrics::request(
-                parts.method.as_str(),
+                request.method.as_str(),
                 found,
                 response.status,
                 started.elapsed(),
@@ -500,14 +511,14 @@ async fn serve_one(
         // it is a debug line.
         if route == "/healthz" && response.status == 200 {
             tracing::debug!(
-                method = %Cut(parts.method.as_str()),
+                method = %Cut(request.method.as_str()),
                 route,
                 status = response.status,
                 micros = started.elapsed().as_micros() as u64,
             );
         } else {
             tracing::info!(
-                method = %Cut(parts.method.as_str()),
+                method = %Cut(request.method.as_str()),
                 route,
                 status = response.status,
                 micros = started.elapsed().as_micros() as u64,
@@ -552,6 +563,37 @@ fn busy(req: &Request, config: &crate::Config) -> Response {
     resp
 }
 
+/// The request as the list reads it, and its body; `None` past
+/// [`MAX_HEADERS`].
+fn own_head(req: hyper::Request<Incoming>) -> Option<(Request, Incoming)> {
+    let (parts, body) = req.into_parts();
+    if parts.headers.len() > MAX_HEADERS {
+        return None;
+    }
+    let mut request = Request::new(parts.method.as_str(), parts.uri.path());
+    request.query = parts.uri.query().unwrap_or("").to_string();
+    request.headers = Vec::with_capacity(parts.headers.len());
+    request.headers.extend(parts.headers.iter().map(|(n, v)| {
+        (
+            n.as_str().to_string(),
+            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+        )
+    }));
+    Some((request, body))
+}
+
+/// 431 with the connection closed, as hyper answers a request over its own
+/// header limit.
+fn too_many_headers() -> hyper::Response<Full<Bytes>> {
+    let mut r = hyper::Response::new(Full::new(Bytes::new()));
+    *r.status_mut() = hyper::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
+    r.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    r
+}
+
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
     let body = match resp.body {
         crate::http::Body::Own(v) => Bytes::from(v),
@@ -559,16 +601,9 @@ fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
         crate::http::Body::Kept(text) => Bytes::from_owner(Kept(text)),
     };
     let mut out = hyper::Response::new(Full::new(body));
-    let mut headers = hyper::HeaderMap::with_capacity(resp.headers.len());
-    for (name, value) in resp.headers {
-        let (Some(name), Ok(value)) = (
-            header_name(name),
-            hyper::header::HeaderValue::try_from(value),
-        ) else {
-            return internal();
-        };
-        headers.append(name, value);
-    }
+    let Some(headers) = header_map(resp.headers) else {
+        return internal();
+    };
     match hyper::StatusCode::from_u16(resp.status) {
         Ok(status) => {
             *out.status_mut() = status;
@@ -577,6 +612,46 @@ fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
         }
         Err(_) => internal(),
     }
+}
+
+thread_local! {
+    /// The header names of this thread's last answer, and a map of them
+    /// (values left as placeholders): the next answer with the same names,
+    /// as every answer of one route nearly is, clones the map and sets its
+    /// values instead of hashing and placing each name again.
+    static SHAPE: std::cell::RefCell<(Vec<&'static str>, hyper::HeaderMap)> =
+        std::cell::RefCell::new((Vec::new(), hyper::HeaderMap::new()));
+}
+
+/// An answer's headers as hyper's map, in their order; `None` when one
+/// cannot be written as HTTP (a bug, never a client's doing).
+fn header_map(list: Vec<(&'static str, String)>) -> Option<hyper::HeaderMap> {
+    let cloned = SHAPE.with_borrow(|(names, map)| {
+        (names.len() == list.len() && names.iter().zip(&list).all(|(a, (b, _))| a == b))
+            .then(|| map.clone())
+    });
+    if let Some(mut map) = cloned {
+        // The names are distinct (see below), so the map's values come in
+        // the list's order.
+        for (slot, (_, value)) in map.values_mut().zip(list) {
+            *slot = header_value(value).ok()?;
+        }
+        return Some(map);
+    }
+    let mut map = hyper::HeaderMap::with_capacity(list.len());
+    let mut names = Vec::with_capacity(list.len());
+    for (name, value) in list {
+        names.push(name);
+        map.append(header_name(name)?, header_value(value).ok()?);
+    }
+    if map.keys_len() == map.len() {
+        let mut shape = map.clone();
+        for slot in shape.values_mut() {
+            *slot = const { hyper::header::HeaderValue::from_static("") };
+        }
+        SHAPE.set((names, shape));
+    }
+    Some(map)
 }
 
 /// A kept text as the bytes of an answer's body.
@@ -605,6 +680,28 @@ fn header_name(name: &'static str) -> Option<hyper::header::HeaderName> {
         "allow" => header::ALLOW,
         "retry-after" => header::RETRY_AFTER,
         _ => return HeaderName::from_bytes(name.as_bytes()).ok(),
+    })
+}
+
+/// The header values most answers carry, as constants (checked once, when
+/// compiled): turning each value's `String` into hyper's `HeaderValue`,
+/// checked byte by byte and then freed as `Bytes`, costs a `GET /posts`
+/// about 250 instructions more (callgrind). Others are checked.
+fn header_value(
+    value: String,
+) -> Result<hyper::header::HeaderValue, hyper::header::InvalidHeaderValue> {
+    use crate::conditional::{LIST_CACHE, READ_CACHE};
+    use crate::origin::EXPOSE_HEADERS;
+    use hyper::header::HeaderValue;
+    Ok(match value.as_str() {
+        crate::http::JSON => const { HeaderValue::from_static(crate::http::JSON) },
+        LIST_CACHE => const { HeaderValue::from_static(LIST_CACHE) },
+        READ_CACHE => const { HeaderValue::from_static(READ_CACHE) },
+        "*" => const { HeaderValue::from_static("*") },
+        EXPOSE_HEADERS => const { HeaderValue::from_static(EXPOSE_HEADERS) },
+        "nosniff" => const { HeaderValue::from_static("nosniff") },
+        "no-store" => const { HeaderValue::from_static("no-store") },
+        _ => return HeaderValue::try_from(value),
     })
 }
 
