@@ -37,22 +37,11 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-/// The most leaf pages ([`PAGE_BYTES`] each) one step writes, about 64 KB,
-/// which bounds how long a write that arrives during a step waits: about
-/// 4 ms at 1 M posts on the 2-core machine of the figures (docs/finding.md).
-pub const STEP_PAGES: i64 = 64;
-
-/// The size FTS5 gives the leaf pages it writes (`pgsz`; its default is
-/// 4,050). A page of posts is read newest first, against a list's order,
-/// so FTS5 decodes every row number of the leaf the walk starts on before
-/// the first comes out: about 4,000 on a full default leaf of a common
-/// word, where a page shows 100. Leaves of 1,000 bytes cut that fourfold;
-/// smaller ones cost more in leaves read than they save (measured at 1 M
-/// posts, one segment, instructions per page of a word in 10 % of the
-/// notes: 403 k at 4,050, 328 k at 1,000, 325 k at 1,500, 359 k at 2,000;
-/// wall time worse at 500). Segments written after the setting use it, so
-/// the merges bring a list's older segments to it too.
-pub const PAGE_BYTES: i64 = 1000;
+/// The most leaf pages (about 4 KB each) one step writes, which bounds
+/// how long a write that arrives during a step waits: 4 ms a step at 1 M
+/// posts on the 2-core machine of the figures (760 steps in 3.2 s), 25 ms
+/// when other work loaded it (19 s).
+pub const STEP_PAGES: i64 = 16;
 
 /// All segments are merged into one once the others hold this fraction
 /// (1 / REST) of the largest's pages.
@@ -172,7 +161,7 @@ pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
     let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let before = conn.total_changes();
-    let merged = set_settings(conn).and_then(|()| {
+    let merged = set_usermerge(conn).and_then(|()| {
         conn.prepare_cached("INSERT INTO post_words (post_words, rank) VALUES ('merge', ?1)")
             .and_then(|mut s| s.execute([pages]))
     });
@@ -183,21 +172,17 @@ pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(worked)
 }
 
-/// Sets FTS5's `usermerge` to 2 and its `pgsz` to [`PAGE_BYTES`] in the
-/// file where they are not yet. FTS5
+/// Sets FTS5's `usermerge` to 2 in the file where it is not yet. FTS5
 /// keeps its settings in the file (`post_words_config`), so this is one
 /// write in a file's life; made here rather than by a migration, a file
 /// stays one the previous release opens, which knows the setting as well.
-fn set_settings(conn: &Connection) -> rusqlite::Result<()> {
-    for (key, value) in [("usermerge", 2), ("pgsz", PAGE_BYTES)] {
-        let now: Option<i64> = conn
-            .prepare_cached("SELECT v FROM post_words_config WHERE k = ?1")?
-            .query_row([key], |r| r.get(0))
-            .optional()?;
-        if now != Some(value) {
-            conn.prepare_cached("INSERT INTO post_words (post_words, rank) VALUES (?1, ?2)")?
-                .execute(rusqlite::params![key, value])?;
-        }
+fn set_usermerge(conn: &Connection) -> rusqlite::Result<()> {
+    let usermerge: Option<i64> = conn
+        .prepare_cached("SELECT v FROM post_words_config WHERE k = 'usermerge'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    if usermerge != Some(2) {
+        conn.execute_batch("INSERT INTO post_words (post_words, rank) VALUES ('usermerge', 2)")?;
     }
     Ok(())
 }
