@@ -290,9 +290,8 @@ pub async fn serve(
                     // The head is copied out now, not in the answer's
                     // future: hyper's request shares its read buffer, and
                     // hyper reads the socket again before it polls the
-                    // answer, so a request still held then made it allocate
-                    // a new buffer for every request (a twentieth of a
-                    // `GET /posts`'s instructions, callgrind).
+                    // answer, so a request still held then would make it
+                    // allocate a new read buffer for every request.
                     let head = own_head(req);
                     serve_one(head, started, peer, clock.clone(), owed.clone(), state.clone())
                 });
@@ -305,10 +304,9 @@ pub async fn serve(
                     .max_buf_size(MAX_BUF)
                     // The header cap is checked in `own_head`: hyper's own
                     // (`max_headers`) fills a list of that many empty
-                    // headers for every request it parses, about a
-                    // twentieth of a `GET /posts`'s instructions
-                    // (callgrind); without it hyper parses into an
-                    // uninitialized array of 100 on the stack.
+                    // headers for every request it parses (twice); without
+                    // it hyper parses into an uninitialized array of 100 on
+                    // the stack.
                     .serve_connection(TokioIo::new(io), service);
                 let conn = graceful.watch(conn);
                 super::metrics::connection(1);
@@ -664,8 +662,8 @@ impl AsRef<[u8]> for Kept {
 }
 
 /// The header names answers carry, as hyper's own constants: parsing the
-/// name of each header of each answer was a tenth of a `GET /posts`'s
-/// instructions of our own (callgrind). Others are parsed.
+/// name of each header of each answer is work on every answer for names
+/// that never change. Others are parsed.
 fn header_name(name: &'static str) -> Option<hyper::header::HeaderName> {
     use hyper::header::{self, HeaderName};
     Some(match name {
@@ -685,8 +683,8 @@ fn header_name(name: &'static str) -> Option<hyper::header::HeaderName> {
 
 /// The header values most answers carry, as constants (checked once, when
 /// compiled): turning each value's `String` into hyper's `HeaderValue`,
-/// checked byte by byte and then freed as `Bytes`, costs a `GET /posts`
-/// about 250 instructions more (callgrind). Others are checked.
+/// checked byte by byte and then freed as `Bytes`, is work on every
+/// answer for values that never change. Others are checked.
 fn header_value(
     value: String,
 ) -> Result<hyper::header::HeaderValue, hyper::header::InvalidHeaderValue> {

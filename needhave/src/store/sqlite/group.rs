@@ -53,8 +53,8 @@
 //! after them (one per batch, and the statement savepoint of every
 //! `INSERT … SELECT` that follows), or a rollback to that savepoint could
 //! not undo them. Run in place, each create's [`INDEX_WORDS`] would make a
-//! segment of its own, and FTS5's merging of those small segments was
-//! about a quarter of the server's instructions per write. So the writer
+//! segment of its own, and FTS5 would spend more on writing and merging
+//! those one-post segments than on the rest of the write. So the writer
 //! keeps each batch's words aside (dropped with the batch if it fails) and
 //! writes the group's in one statement after its last batch, before the
 //! COMMIT: the same transaction, so a post is searchable exactly when its

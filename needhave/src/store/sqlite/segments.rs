@@ -8,9 +8,8 @@
 //! order), and one more cursor in the merge of the segments' row numbers.
 //! FTS5 merges as it writes (`automerge`: four segments of a level into
 //! one of the next), so a list written a group commit at a time keeps a
-//! dozen segments or more (13 at 1 M posts, 18 at 1 k: docs/finding.md,
-//! "Figures"), and a query of a common word costs 70,000 to 85,000
-//! instructions more a term for each.
+//! dozen segments or more, and a query of a common word pays for each of
+//! them a term (docs/finding.md, "Figures").
 //!
 //! So the writer, once its queue has stayed empty for a moment after a
 //! commit (`group::QUIET`), merges in [`step`]s of at most [`STEP_PAGES`]
@@ -38,9 +37,8 @@
 use rusqlite::{Connection, OptionalExtension};
 
 /// The most leaf pages (about 4 KB each) one step writes, which bounds
-/// how long a write that arrives during a step waits: 4 ms a step at 1 M
-/// posts on the 2-core machine of the figures (760 steps in 3.2 s), 25 ms
-/// when other work loaded it (19 s).
+/// how long a write that arrives during a step waits (measured in
+/// docs/finding.md, "Segments, and the writer's merging").
 pub const STEP_PAGES: i64 = 16;
 
 /// All segments are merged into one once the others hold this fraction
@@ -63,11 +61,6 @@ pub fn levels(conn: &Connection) -> rusqlite::Result<Vec<Level>> {
         .query_row([], |r| r.get(0))
         .optional()?;
     Ok(record.as_deref().and_then(decode).unwrap_or_default())
-}
-
-/// The number of segments of `post_words`.
-pub fn count(conn: &Connection) -> rusqlite::Result<usize> {
-    Ok(levels(conn)?.iter().map(|l| l.segments.len()).sum())
 }
 
 /// Decodes a structure record (`fts5StructureDecode` in SQLite's FTS5): a
@@ -190,6 +183,10 @@ fn set_usermerge(conn: &Connection) -> rusqlite::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn count(conn: &Connection) -> rusqlite::Result<usize> {
+        Ok(levels(conn)?.iter().map(|l| l.segments.len()).sum())
+    }
 
     fn level(merging: u32, segments: &[u64]) -> Level {
         Level {
