@@ -47,7 +47,12 @@ pub fn world() -> &'static World {
             ip_salt: SALT.into(),
             ..Config::default()
         });
-        let ctx = Ctx::new(&needhave::routes::API,store.clone(), config.clone(), "10.0.0.1");
+        let ctx = Ctx::new(
+            &needhave::routes::API,
+            store.clone(),
+            config.clone(),
+            "10.0.0.1",
+        );
         let call = |method: &str, path: &str, body: Value| -> Value {
             let mut req = Request::new(method, path);
             req.body = body.to_string().into_bytes();

@@ -36,9 +36,7 @@ fuzz_target!(|data: &[u8]| {
     for flag in rules::TAG_FLAGS {
         untagged = untagged.replace(flag, "\u{1f3f4}");
     }
-    let ideograph = |c: char| {
-        matches!(c, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{20000}'..='\u{3ffff}')
-    };
+    let ideograph = |c: char| matches!(c, '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{20000}'..='\u{3ffff}');
     let mut prev: Option<char> = None;
     let hidden = untagged.chars().any(|c| {
         let ivs = matches!(c, '\u{e0100}'..='\u{e01ef}');
@@ -130,7 +128,10 @@ fuzz_target!(|data: &[u8]| {
                 let mut at = rules::TAG_FLAGS
                     .iter()
                     .find(|f| trimmed.starts_with(**f))
-                    .map_or_else(|| trimmed.chars().next().map_or(0, char::len_utf8), |f| f.len());
+                    .map_or_else(
+                        || trimmed.chars().next().map_or(0, char::len_utf8),
+                        |f| f.len(),
+                    );
                 at += trimmed[at..]
                     .chars()
                     .take_while(|c| matches!(c, '\u{fe00}'..='\u{fe0f}' | '\u{180b}'..='\u{180d}' | '\u{180f}' | '\u{e0100}'..='\u{e01ef}'))
