@@ -38,7 +38,10 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
         while at < end {
             let stop = (at + ROWS).min(end);
             let mut rows = String::new();
-            let mut words = String::new();
+            // Each post under its row number negated, as the create batch
+            // writes it, newest first: FTS5 keeps a statement's rows in one
+            // segment only while their row numbers ascend.
+            let mut words = Vec::new();
             for i in at..stop {
                 let (kind, text) = note(i);
                 let key = needhave::rules::note_key(&text);
@@ -52,17 +55,18 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     quoted(&text),
                     sha256_hex(&key),
                 );
-                let _ = write!(
-                    words,
-                    "{sep}\n({rowid},{})",
-                    quoted(&index_text(kind, &text))
-                );
+                words.push(format!("\n(-{rowid},{})", quoted(&index_text(kind, &text))));
             }
             let _ = writeln!(
                 sql,
                 "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
             );
-            let _ = writeln!(sql, "INSERT INTO post_words (rowid, words) VALUES{words};");
+            words.reverse();
+            let _ = writeln!(
+                sql,
+                "INSERT INTO post_words (rowid, words) VALUES{};",
+                words.join(",")
+            );
             at = stop;
         }
         let file = out.join(format!("seed-{:03}.sql", files.len()));

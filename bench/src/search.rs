@@ -85,20 +85,30 @@ fn seed_grouped(path: &str, n: u64, indexed: bool, group: u64) -> Result<SqliteS
                     "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) \
                      VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5)",
                 )?;
-                let mut words = c.prepare(
-                    "INSERT INTO post_words (rowid, words) VALUES (last_insert_rowid(), ?1)",
-                )?;
+                // Each post's words under its row number negated, after the
+                // transaction's posts and newest first, as the writer's group
+                // statement writes them (`INDEX_GROUP`).
+                let mut words = c.prepare("INSERT INTO post_words (rowid, words) VALUES (?1, ?2)")?;
+                let mut pending: Vec<(i64, String)> = Vec::new();
+                let mut flush = |pending: &mut Vec<(i64, String)>| -> rusqlite::Result<()> {
+                    for (rowid, text) in pending.drain(..).rev() {
+                        words.execute(params![-rowid, text])?;
+                    }
+                    Ok(())
+                };
                 for i in 0..n {
                     if group > 0 && i > 0 && i % group == 0 {
+                        flush(&mut pending)?;
                         c.execute_batch("COMMIT; BEGIN")?;
                     }
                     let (kind, note) = note(i);
                     let key = needhave::rules::note_key(&note);
                     post.execute(params![format!("{i:032x}"), kind.as_str(), note, i as i64, key])?;
                     if indexed {
-                        words.execute(params![index_text(kind, &note)])?;
+                        pending.push((c.last_insert_rowid(), index_text(kind, &note)));
                     }
                 }
+                flush(&mut pending)?;
             }
             c.execute_batch("COMMIT; PRAGMA synchronous = FULL")?;
             c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE;")?;
@@ -430,5 +440,63 @@ pub async fn run(
         "\ncreates/s through the create batch, {creates_n} posts: {with:.0} with the index, {without:.0} without: {:.2}×",
         with / without
     );
+    Ok(())
+}
+
+/// The page statement of an index that holds the row numbers as they are
+/// (a file of version 6), walked newest first against FTS5's order: what
+/// `search-page --falling` runs, to compare with the store's own.
+const FALLING_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, \
+     NULL AS kind, NULL AS note, NULL AS created_at \
+     UNION ALL SELECT * FROM (SELECT NULL, posts.rowid, posts.id, posts.kind, posts.note, \
+     posts.created_at FROM post_words JOIN posts ON posts.rowid = post_words.rowid \
+     WHERE post_words MATCH ?5 AND post_words.rowid < CAST(?4 AS INTEGER) \
+     ORDER BY post_words.rowid DESC \
+     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)";
+
+/// Runs the first page of a query `runs` times on a file, as the store
+/// runs it (the words statement, bound alike, every row read), on one
+/// connection opened read-only: the unit callgrind counts in
+/// `bench/search-instructions.sh` (the instructions of `runs` = 11 less
+/// those of `runs` = 1, over 10, are a page's on a warm page cache).
+/// `falling`: the statement of a file of version 6 ([`FALLING_SQL`]).
+pub fn page_statement(
+    db: &str,
+    q: &str,
+    kind: Option<Kind>,
+    limit: u32,
+    runs: u64,
+    falling: bool,
+) -> Result<(), String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| e.to_string())?;
+    let expression = Words::parse(q)
+        .and_then(|w| w.expression(kind))
+        .ok_or("no word in the query")?;
+    let sql = if falling {
+        FALLING_SQL
+    } else {
+        needhave::handlers::posts::WORDS_SQL
+    };
+    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    let mut posts = 0;
+    for _ in 0..runs {
+        let mut rows = stmt
+            .query(params![
+                -1,
+                -1,
+                i64::from(limit) + 1,
+                1i64 << 53,
+                expression
+            ])
+            .map_err(|e| e.to_string())?;
+        posts = 0;
+        while rows.next().map_err(|e| e.to_string())?.is_some() {
+            posts += 1;
+        }
+    }
+    // The version row, then the page and one more.
+    println!("{}", posts - 1);
     Ok(())
 }

@@ -350,9 +350,10 @@ fn d1_keys_fills_old_rows_like_the_native_upgrade() {
     }
 }
 
-/// The posts the index of words holds, by rowid.
+/// The posts the index of words holds, by rowid (the index holds them
+/// negated).
 fn indexed(conn: &Connection) -> Vec<i64> {
-    conn.prepare("SELECT rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid")
+    conn.prepare("SELECT -rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC")
         .unwrap()
         .query_map([needhave::rules::words::ANY_INDEXED], |r| r.get(0))
         .unwrap()
@@ -360,9 +361,9 @@ fn indexed(conn: &Connection) -> Vec<i64> {
         .unwrap()
 }
 
-/// The rowids whose words match an FTS5 query.
+/// The post rowids whose words match an FTS5 query.
 fn matching(conn: &Connection, query: &str) -> Vec<i64> {
-    conn.prepare("SELECT rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid")
+    conn.prepare("SELECT -rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC")
         .unwrap()
         .query_map([query], |r| r.get(0))
         .unwrap()
@@ -400,6 +401,149 @@ fn a_previous_release_file_gets_its_posts_indexed() {
     assert_eq!(indexed(&conn).len(), OLD_NOTES.len());
 }
 
+/// The shadow rows of the index of words (FTS5's `post_words_data`): what
+/// changes when anything in the index does.
+fn index_blocks(conn: &Connection) -> Vec<(i64, Vec<u8>)> {
+    conn.prepare("SELECT id, block FROM post_words_data ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A file of the release before negated row numbers (version 6): its
+/// posts indexed under their row numbers as they are. The open makes the
+/// index again, every old post under its negated row number, finds them
+/// by words newest first, and a second open changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_6_file_gets_its_words_indexed_again() {
+    let dir = scratch("v6");
+    let db = dir.join("v6.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(&first_release_schema()).unwrap();
+        write_old_rows(&conn);
+        for (name, sql) in migrations() {
+            if name.as_str() > "0001" && name.as_str() < "0007" {
+                conn.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        // As version 6 wrote them: key digests, and the words under the
+        // row numbers as they are, oldest first.
+        let notes: Vec<(i64, String)> = conn
+            .prepare("SELECT rowid, note FROM posts ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (rowid, note) in &notes {
+            conn.execute(
+                "UPDATE posts SET note_key_hash = ?1 WHERE rowid = ?2 \
+                 AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1)",
+                rusqlite::params![note_key_hash(note), rowid],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO post_words (rowid, words) VALUES (?1, ?2)",
+                rusqlite::params![
+                    rowid,
+                    needhave::rules::words::index_text(needhave::rules::Kind::Need, note)
+                ],
+            )
+            .unwrap();
+        }
+        conn.pragma_update(None, "user_version", 6).unwrap();
+        let old: Vec<i64> = conn
+            .prepare("SELECT rowid FROM post_words WHERE post_words MATCH '\"bike\"*'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(old, [1, 2, 7], "the version 6 index, as it was");
+    }
+    let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
+    let server = Server::at(&url);
+    let list = Client::new();
+    let found = |q: &'static str| {
+        let server = &server;
+        async move {
+            let r = send_to(server, list.ip, "GET", &format!("/posts?q={q}"), None, &[]).await;
+            assert_eq!(r.status, 200, "{}", r.text());
+            r.json()["posts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    let old = |i: usize| format!("{i:032x}");
+    assert_eq!(found("BIKE").await, [old(6), old(1), old(0)]);
+    assert_eq!(found("quoted").await, [old(5)]);
+    // Pages of one post: the cursor walks the negated numbers.
+    let r = send_to(&server, list.ip, "GET", "/posts?q=bike&limit=1", None, &[]).await;
+    let next = r.json()["next"].as_str().unwrap().to_string();
+    let r = send_to(
+        &server,
+        list.ip,
+        "GET",
+        &format!("/posts?q=bike&limit=1&before={next}"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(r.json()["posts"][0]["id"], old(1));
+    stop(child);
+
+    let conn = Connection::open(&db).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, migrate::VERSION);
+    assert_eq!(
+        indexed(&conn),
+        (1..=OLD_NOTES.len() as i64).collect::<Vec<_>>()
+    );
+    let positive: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM post_words WHERE post_words MATCH ?1 AND rowid > 0",
+            [needhave::rules::words::ANY_INDEXED],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(positive, 0, "a row number of the version 6 index is left");
+    // Once: a second open changes nothing in the index.
+    let blocks = index_blocks(&conn);
+    assert_eq!(migrate::apply(&conn).unwrap(), None);
+    assert_eq!(index_blocks(&conn), blocks);
+    drop(conn);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// The upgrade from version 6 says how many posts it indexed again.
+#[test]
+fn the_upgrade_from_version_6_indexes_every_post_again() {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&first_release_schema()).unwrap();
+    write_old_rows(&conn);
+    migrate::apply(&conn).unwrap().unwrap();
+    // Back to version 6's index: every post under its row number.
+    conn.execute_batch(
+        "INSERT INTO post_words (post_words) VALUES ('delete-all'); PRAGMA user_version = 6; \
+         INSERT INTO post_words (rowid, words) SELECT rowid, '\u{b7}need stale' FROM posts",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let done = migrate::apply(&conn).unwrap().unwrap();
+    assert_eq!((done.from, done.indexed), (6, OLD_NOTES.len()));
+    assert!(matching(&conn, "\"stale\"").is_empty());
+    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7]);
+    assert_eq!(migrate::apply(&conn).unwrap(), None);
+}
+
 /// D1's path for the words: the migrations, then the posts the index lacks
 /// as wrangler's `--json` prints them, through `needhave d1-words`, and
 /// the INSERTs it writes. A second run adds nothing; a post indexed at its
@@ -416,7 +560,7 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
     conn.execute_batch(
         "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
          VALUES ('ffffffffffffffffffffffffffffffff', 'have', 'a new bike', 'h', 'ip', 9); \
-         INSERT INTO post_words (rowid, words) SELECT rowid, '\u{b7}have a new bike' FROM posts \
+         INSERT INTO post_words (rowid, words) SELECT -rowid, '\u{b7}have a new bike' FROM posts \
          WHERE id = 'ffffffffffffffffffffffffffffffff';",
     )
     .unwrap();

@@ -264,22 +264,7 @@ async fn no_statement_scans_a_table() {
     let mut scans = Vec::new();
     list.store.inner().with_connection(|conn| {
         for (sql, params) in &plans {
-            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-            let params: Vec<rusqlite::types::Value> = params
-                .iter()
-                .map(|v| match v {
-                    Value::Null => rusqlite::types::Value::Null,
-                    Value::Int(n) => rusqlite::types::Value::Integer(*n),
-                    Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
-                })
-                .collect();
-            let details: Vec<String> = stmt
-                .query_map(rusqlite::params_from_iter(params), |row| {
-                    row.get::<_, String>(3)
-                })
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
+            let details = query_plan(conn, sql, params);
             if std::env::var_os("SHOW_PLANS").is_some() {
                 eprintln!("{sql}\n  {details:?}");
             }
@@ -298,6 +283,84 @@ async fn no_statement_scans_a_table() {
         }
     });
     assert!(scans.is_empty(), "full table scans:\n{}", scans.join("\n"));
+}
+
+/// A page of words is a forward walk of the index from the cursor: FTS5
+/// is the outer loop, takes the cursor's bound (an INTEGER, so that it
+/// seeks), yields the rows in the page's order itself (no sort), and each
+/// post is found by its row number.
+#[tokio::test]
+async fn a_page_of_words_walks_the_index_from_the_cursor() {
+    let list = List::new();
+    for i in 0..3 {
+        let ip = format!("10.8.0.{i}");
+        let r = list
+            .call_at(
+                &ip,
+                needhave::platform::now_ms(),
+                "POST",
+                "/posts",
+                Some(json!({"kind": "have", "note": format!("spare gpu {i}")})),
+            )
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let (status, page) = list.call("GET", "/posts?q=gpu&limit=1", None).await;
+    assert_eq!(status, 200);
+    let next = page["next"].as_str().unwrap().to_string();
+    let (status, page) = list
+        .call("GET", &format!("/posts?q=gpu&limit=1&before={next}"), None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(page["posts"][0]["note"], "spare gpu 1");
+    let statements = list.store.statements();
+    let words = statements
+        .iter()
+        .rev()
+        .find(|s| s.sql.contains("MATCH"))
+        .expect("a statement of the index of words");
+    let plan = list
+        .store
+        .inner()
+        .with_connection(|conn| query_plan(conn, words.sql, &words.params));
+    let index = plan
+        .iter()
+        .position(|d| d.starts_with("SCAN post_words VIRTUAL TABLE"))
+        .unwrap_or_else(|| panic!("{plan:?}"));
+    let posts = plan
+        .iter()
+        .position(|d| d.starts_with("SEARCH posts USING INTEGER PRIMARY KEY (rowid=?)"))
+        .unwrap_or_else(|| panic!("{plan:?}"));
+    assert!(index < posts, "the index is the outer loop: {plan:?}");
+    // FTS5's plan: 64 (`FTS5_BI_ORDER_ROWID`) yields rising row numbers,
+    // its own order (192, with `FTS5_BI_ORDER_DESC`, walks against it);
+    // `M` its MATCH, `>` a lower bound on the row number.
+    let (number, string) = plan[index]
+        .rsplit_once(' ')
+        .and_then(|(_, i)| i.split_once(':'))
+        .unwrap_or_else(|| panic!("{plan:?}"));
+    assert_eq!(number, "64", "{plan:?}");
+    assert!(string.contains('M') && string.contains('>'), "{plan:?}");
+    assert!(!plan.iter().any(|d| d.contains("TEMP B-TREE")), "{plan:?}");
+}
+
+/// SQLite's plan of a recorded statement, bound as the store bound it.
+fn query_plan(conn: &rusqlite::Connection, sql: &str, params: &[Value]) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let params: Vec<rusqlite::types::Value> = params
+        .iter()
+        .map(|v| match v {
+            Value::Null => rusqlite::types::Value::Null,
+            Value::Int(n) => rusqlite::types::Value::Integer(*n),
+            Value::Text(t) => rusqlite::types::Value::Text(t.clone()),
+        })
+        .collect();
+    stmt.query_map(rusqlite::params_from_iter(params), |row| {
+        row.get::<_, String>(3)
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
 }
 
 /// Adds `n` old posts, each with one waiting first reply, straight into

@@ -194,18 +194,21 @@ const KIND_SQL: &str = page_sql!(
 
 /// A page of the posts whose words match `?5`: the full-text index yields
 /// row numbers newest first from the cursor down, and stops at the page's
-/// end.
+/// end. The index holds each post under its row number negated
+/// ([`INDEX_WORDS`](crate::store::INDEX_WORDS)), so newest first is the
+/// index's own rising order, the one FTS5 walks without decoding a whole
+/// leaf first: "below the cursor" is "above the cursor negated".
 ///
 /// The cursor is cast: D1 binds every number as a REAL, and FTS5 starts
 /// its walk at a rowid bound only when the bound is an INTEGER. Given a
 /// REAL, it walks the word's list from the newest post and SQLite drops
 /// the rows above the cursor one by one: the same page, but the 100th page
 /// of a word then reads the 9,900 rows before it (D1 bills each).
-const WORDS_SQL: &str = page_sql!(
+pub const WORDS_SQL: &str = page_sql!(
     "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-     FROM post_words JOIN posts ON posts.rowid = post_words.rowid \
-     WHERE post_words MATCH ?5 AND post_words.rowid < CAST(?4 AS INTEGER) \
-     ORDER BY post_words.rowid DESC"
+     FROM post_words JOIN posts ON posts.rowid = -post_words.rowid \
+     WHERE post_words MATCH ?5 AND post_words.rowid > -CAST(?4 AS INTEGER) \
+     ORDER BY post_words.rowid"
 );
 
 /// Above every row number: the bound of a first page. (2^53: D1 binds

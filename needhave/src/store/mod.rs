@@ -93,8 +93,14 @@ pub fn prepare(sql: &'static str) -> Statement {
 /// store may run it its own way: the SQLite store gathers a group commit's
 /// words and writes them in one statement at the group's end (see
 /// `sqlite/group.rs`), D1 runs it as it is.
+///
+/// The index holds each post under its row number negated, so that FTS5's
+/// own order, rising row numbers, is the list's newest first: a page is a
+/// forward walk from the cursor, where a walk against FTS5's order decodes
+/// the whole leaf it starts on first (docs/finding.md, "Instructions per
+/// query").
 pub const INDEX_WORDS: &str =
-    "INSERT INTO post_words (rowid, words) SELECT rowid, ?2 FROM posts WHERE id = ?1";
+    "INSERT INTO post_words (rowid, words) SELECT -rowid, ?2 FROM posts WHERE id = ?1";
 
 /// A result row, by column name, as D1 returns it.
 pub type Row = Map<String, Json>;
