@@ -40,8 +40,8 @@ CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
 -- The words of every post (search.rs writes them: its kind's term, then
 -- each distinct word of the note as the duplicate key has it, and pairs of
 -- characters of scripts without spaces), in the batch that inserts the post.
--- Each post is held under its row number negated (-posts.rowid), so that
--- newest first is the index's own rising order.
+-- Each post is held under its row number reversed (268435456 - rowid), so
+-- that newest first is the index's own rising order.
 -- Contentless (the note is in posts), row numbers only (detail = none),
 -- prefix indexes for query words of one to eight characters (a prefix
 -- query without one merges every matching term's list first). See

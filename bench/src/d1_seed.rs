@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use needhave::rules::words::index_text;
 use needhave::secrets::sha256_hex;
+use needhave::store::WORDS_BASE;
 
 use crate::search::note;
 
@@ -38,7 +39,7 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
         while at < end {
             let stop = (at + ROWS).min(end);
             let mut rows = String::new();
-            // Each post under its row number negated, as the create batch
+            // Each post under its row number reversed, as the create batch
             // writes it, newest first: FTS5 keeps a statement's rows in one
             // segment only while their row numbers ascend.
             let mut words = Vec::new();
@@ -55,7 +56,11 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     quoted(&text),
                     sha256_hex(&key),
                 );
-                words.push(format!("\n(-{rowid},{})", quoted(&index_text(kind, &text))));
+                words.push(format!(
+                    "\n({},{})",
+                    WORDS_BASE - rowid as i64,
+                    quoted(&index_text(kind, &text))
+                ));
             }
             let _ = writeln!(
                 sql,

@@ -17,6 +17,7 @@ use needhave::handlers::posts::{find, page, Filter, Kind};
 use needhave::rules::words::index_text;
 use needhave::search::{Cursor, Words};
 use needhave::store::sqlite::{segments, SqliteStore};
+use needhave::store::WORDS_BASE;
 use needhave::{Config, Ctx};
 
 use crate::scale::percentile;
@@ -85,14 +86,14 @@ fn seed_grouped(path: &str, n: u64, indexed: bool, group: u64) -> Result<SqliteS
                     "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) \
                      VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5)",
                 )?;
-                // Each post's words under its row number negated, after the
+                // Each post's words under its row number reversed, after the
                 // transaction's posts and newest first, as the writer's group
                 // statement writes them (`INDEX_GROUP`).
                 let mut words = c.prepare("INSERT INTO post_words (rowid, words) VALUES (?1, ?2)")?;
                 let mut pending: Vec<(i64, String)> = Vec::new();
                 let mut flush = |pending: &mut Vec<(i64, String)>| -> rusqlite::Result<()> {
                     for (rowid, text) in pending.drain(..).rev() {
-                        words.execute(params![-rowid, text])?;
+                        words.execute(params![WORDS_BASE - rowid, text])?;
                     }
                     Ok(())
                 };

@@ -54,7 +54,7 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                 "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
             // The index of words, as the create batch writes it (each post
-            // under its row number negated), after the posts, newest first:
+            // under its row number reversed), after the posts, newest first:
             // FTS5 writes a segment whenever the row numbers of a
             // transaction stop ascending.
             let mut words = c.prepare("INSERT INTO post_words (rowid, words) VALUES (?1, ?2)")?;
@@ -72,7 +72,7 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                 let key = needhave::store::migrate::note_key_hash(&note);
                 post.execute(params![pid, kind, note, sha256_hex(&post_secret(i)), ip, t, key])?;
                 let k = needhave::handlers::posts::Kind::parse(kind).expect("a kind");
-                index.push((-c.last_insert_rowid(), needhave::rules::words::index_text(k, &note)));
+                index.push((needhave::store::WORDS_BASE - c.last_insert_rowid(), needhave::rules::words::index_text(k, &note)));
                 if i % 2 == 0 {
                     let fid = first_id(i);
                     let text = format!("a first reply to post {i}");

@@ -351,24 +351,28 @@ fn d1_keys_fills_old_rows_like_the_native_upgrade() {
 }
 
 /// The posts the index of words holds, by rowid (the index holds them
-/// negated).
+/// reversed: 2^28 − rowid).
 fn indexed(conn: &Connection) -> Vec<i64> {
-    conn.prepare("SELECT -rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC")
-        .unwrap()
-        .query_map([needhave::rules::words::ANY_INDEXED], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    conn.prepare(
+        "SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC",
+    )
+    .unwrap()
+    .query_map([needhave::rules::words::ANY_INDEXED], |r| r.get(0))
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
 }
 
 /// The post rowids whose words match an FTS5 query.
 fn matching(conn: &Connection, query: &str) -> Vec<i64> {
-    conn.prepare("SELECT -rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC")
-        .unwrap()
-        .query_map([query], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    conn.prepare(
+        "SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC",
+    )
+    .unwrap()
+    .query_map([query], |r| r.get(0))
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
 }
 
 /// A file of the release before the index (its three migrations, version
@@ -412,9 +416,9 @@ fn index_blocks(conn: &Connection) -> Vec<(i64, Vec<u8>)> {
         .unwrap()
 }
 
-/// A file of the release before negated row numbers (version 6): its
+/// A file of the release before reversed row numbers (version 6): its
 /// posts indexed under their row numbers as they are. The open makes the
-/// index again, every old post under its negated row number, finds them
+/// index again, every old post under its reversed row number, finds them
 /// by words newest first, and a second open changes nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_6_file_gets_its_words_indexed_again() {
@@ -484,7 +488,7 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
     let old = |i: usize| format!("{i:032x}");
     assert_eq!(found("BIKE").await, [old(6), old(1), old(0)]);
     assert_eq!(found("quoted").await, [old(5)]);
-    // Pages of one post: the cursor walks the negated numbers.
+    // Pages of one post: the cursor walks the reversed numbers.
     let r = send_to(&server, list.ip, "GET", "/posts?q=bike&limit=1", None, &[]).await;
     let next = r.json()["next"].as_str().unwrap().to_string();
     let r = send_to(
@@ -508,14 +512,24 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
         indexed(&conn),
         (1..=OLD_NOTES.len() as i64).collect::<Vec<_>>()
     );
-    let positive: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM post_words WHERE post_words MATCH ?1 AND rowid > 0",
-            [needhave::rules::words::ANY_INDEXED],
-            |r| r.get(0),
-        )
+    // Every row number of the index is a post's reversed: none of version
+    // 6's (1 to 7) is left.
+    let rows: Vec<i64> = conn
+        .prepare("SELECT rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid")
+        .unwrap()
+        .query_map([needhave::rules::words::ANY_INDEXED], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(positive, 0, "a row number of the version 6 index is left");
+    let base = needhave::store::WORDS_BASE;
+    assert_eq!(
+        rows,
+        (1..=OLD_NOTES.len() as i64)
+            .rev()
+            .map(|r| base - r)
+            .collect::<Vec<_>>(),
+        "a row number of the version 6 index is left"
+    );
     // Once: a second open changes nothing in the index.
     let blocks = index_blocks(&conn);
     assert_eq!(migrate::apply(&conn).unwrap(), None);
@@ -560,7 +574,7 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
     conn.execute_batch(
         "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
          VALUES ('ffffffffffffffffffffffffffffffff', 'have', 'a new bike', 'h', 'ip', 9); \
-         INSERT INTO post_words (rowid, words) SELECT -rowid, '\u{b7}have a new bike' FROM posts \
+         INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, '\u{b7}have a new bike' FROM posts \
          WHERE id = 'ffffffffffffffffffffffffffffffff';",
     )
     .unwrap();
@@ -726,4 +740,28 @@ fn d1_keys_turns_full_keys_into_digests() {
     conn.execute_batch(&d1_keys(&json!([{"results": rows}]).to_string()))
         .unwrap();
     check_keys(&conn);
+}
+
+/// The statements write the base out (SQL has no constants): each says
+/// the number `WORDS_BASE` is.
+#[test]
+fn the_statements_of_the_index_reverse_by_words_base() {
+    let base = needhave::store::WORDS_BASE.to_string();
+    assert_eq!(base, "268435456");
+    for sql in [
+        needhave::store::INDEX_WORDS,
+        needhave::handlers::posts::WORDS_SQL,
+        migrate::D1_UNINDEXED,
+    ] {
+        assert_eq!(
+            sql.matches(&base).count(),
+            1 + sql.matches("JOIN").count(),
+            "{sql}"
+        );
+    }
+    let d1 = migrate::d1_word_inserts(
+        "[{\"id\": \"00000000000000000000000000000001\", \"kind\": \"need\", \"note\": \"n\"}]",
+    )
+    .unwrap();
+    assert_eq!(d1.matches(&base).count(), 2, "{d1}");
 }

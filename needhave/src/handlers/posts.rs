@@ -194,10 +194,11 @@ const KIND_SQL: &str = page_sql!(
 
 /// A page of the posts whose words match `?5`: the full-text index yields
 /// row numbers newest first from the cursor down, and stops at the page's
-/// end. The index holds each post under its row number negated
-/// ([`INDEX_WORDS`](crate::store::INDEX_WORDS)), so newest first is the
-/// index's own rising order, the one FTS5 walks without decoding a whole
-/// leaf first: "below the cursor" is "above the cursor negated".
+/// end. The index holds each post under its row number reversed
+/// (2^28 − rowid: [`WORDS_BASE`](crate::store::WORDS_BASE)), so newest
+/// first is the index's own rising order, the one FTS5 walks without
+/// decoding a whole leaf first: "below the cursor" is "above the cursor
+/// reversed".
 ///
 /// The cursor is cast: D1 binds every number as a REAL, and FTS5 starts
 /// its walk at a rowid bound only when the bound is an INTEGER. Given a
@@ -206,8 +207,8 @@ const KIND_SQL: &str = page_sql!(
 /// of a word then reads the 9,900 rows before it (D1 bills each).
 pub const WORDS_SQL: &str = page_sql!(
     "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-     FROM post_words JOIN posts ON posts.rowid = -post_words.rowid \
-     WHERE post_words MATCH ?5 AND post_words.rowid > -CAST(?4 AS INTEGER) \
+     FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
+     WHERE post_words MATCH ?5 AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
      ORDER BY post_words.rowid"
 );
 

@@ -29,7 +29,7 @@ use crate::rules::Kind;
 /// Steps without Rust work (an index: 0003) are schema.sql's, applied on
 /// every open; 0006's index of words is schema.sql's too, and its words for
 /// old posts are computed here ([`fill_words`]); 0007 makes that index
-/// again, its words under negated row numbers, and [`fill_words`] fills it.
+/// again, its words under reversed row numbers, and [`fill_words`] fills it.
 pub const VERSION: i64 = 7;
 
 /// The fresh schema, shared with D1: what every open applies last.
@@ -39,8 +39,8 @@ pub const SCHEMA: &str = include_str!("../../../schema.sql");
 const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
 /// The site hashes, and the key's digest with its unique index.
 const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
-/// migrations/0007: the index of words made again, for negated row numbers.
-const WORDS_NEGATED: &str = include_str!("../../../migrations/0007_words_newest_first.sql");
+/// migrations/0007: the index of words made again, for reversed row numbers.
+const WORDS_REVERSED: &str = include_str!("../../../migrations/0007_words_newest_first.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -101,7 +101,7 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     // An index of words of a file before 7 holds row numbers as they are:
     // dropped and made again, then filled below with every post's words.
     if from < 7 && has_table(conn, "post_words")? {
-        conn.execute_batch(WORDS_NEGATED)?;
+        conn.execute_batch(WORDS_REVERSED)?;
     }
     conn.execute_batch(SCHEMA)?;
     let (keyed, shared) = fill_keys(conn)?;
@@ -163,16 +163,17 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
 
 /// Indexes the words of every post the index does not hold yet (all of
 /// them, on the upgrade that makes the index), each under its row number
-/// negated as [`INDEX_WORDS`](crate::store::INDEX_WORDS) writes it, newest
-/// first: the negated numbers then ascend, and FTS5 gathers the rows of a
+/// reversed as [`INDEX_WORDS`](crate::store::INDEX_WORDS) writes it, newest
+/// first: the reversed numbers then ascend, and FTS5 gathers the rows of a
 /// transaction into one segment only while they do. Returns how many.
 fn fill_words(conn: &Connection) -> rusqlite::Result<usize> {
     let indexed: std::collections::HashSet<i64> = conn
-        .prepare("SELECT -rowid FROM post_words WHERE post_words MATCH ?1")?
+        .prepare("SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1")?
         .query_map([ANY_INDEXED], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut read = conn.prepare("SELECT rowid, kind, note FROM posts ORDER BY rowid DESC")?;
-    let mut add = conn.prepare("INSERT INTO post_words (rowid, words) VALUES (-?1, ?2)")?;
+    let mut add =
+        conn.prepare("INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)")?;
     let mut done = 0;
     let mut rows = read.query([])?;
     while let Some(row) = rows.next()? {
@@ -193,7 +194,7 @@ fn fill_words(conn: &Connection) -> rusqlite::Result<usize> {
 /// For D1, where SQL cannot compute the words: reads what
 /// `wrangler d1 execute DB --json --command` prints for [`D1_UNINDEXED`]
 /// (the posts the index does not hold, newest first) and returns the
-/// INSERTs that index them, each under its row number negated as
+/// INSERTs that index them, each under its row number reversed as
 /// [`INDEX_WORDS`](crate::store::INDEX_WORDS) writes it, for `wrangler d1
 /// execute DB --file`. Each one guards itself (a post indexed since is left
 /// alone), so the file may be run again, or while the Worker serves. Words
@@ -211,18 +212,18 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
             .ok_or("a row without a kind (need or have)")?;
         let words = hex::encode(index_text(kind, note).as_bytes());
         sql.push_str(&format!(
-            "INSERT INTO post_words (rowid, words) SELECT -rowid, CAST(X'{words}' AS TEXT) \
+            "INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, CAST(X'{words}' AS TEXT) \
              FROM posts WHERE id = '{id}' AND NOT EXISTS (SELECT 1 FROM post_words \
-             WHERE post_words MATCH '{ANY_INDEXED}' AND post_words.rowid = -posts.rowid);\n"
+             WHERE post_words MATCH '{ANY_INDEXED}' AND post_words.rowid = 268435456 - posts.rowid);\n"
         ));
     }
     Ok(sql)
 }
 
 /// The query whose `--json` output [`d1_word_inserts`] reads: the posts
-/// the index does not hold, newest first (so that the negated row numbers
+/// the index does not hold, newest first (so that the reversed row numbers
 /// the INSERTs write ascend).
-pub const D1_UNINDEXED: &str = "SELECT id, kind, note FROM posts WHERE -rowid NOT IN \
+pub const D1_UNINDEXED: &str = "SELECT id, kind, note FROM posts WHERE 268435456 - rowid NOT IN \
      (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{b7}need\" OR \"\u{b7}have\"') \
      ORDER BY rowid DESC";
 

@@ -94,13 +94,23 @@ pub fn prepare(sql: &'static str) -> Statement {
 /// words and writes them in one statement at the group's end (see
 /// `sqlite/group.rs`), D1 runs it as it is.
 ///
-/// The index holds each post under its row number negated, so that FTS5's
-/// own order, rising row numbers, is the list's newest first: a page is a
-/// forward walk from the cursor, where a walk against FTS5's order decodes
-/// the whole leaf it starts on first (docs/finding.md, "Instructions per
-/// query").
+/// The index holds each post under its row number reversed
+/// ([`WORDS_BASE`] − rowid), so that FTS5's own order, rising row numbers,
+/// is the list's newest first: a page is a forward walk from the cursor,
+/// where a walk against FTS5's order decodes the whole leaf it starts on
+/// first (docs/finding.md, "Instructions per query").
 pub const INDEX_WORDS: &str =
-    "INSERT INTO post_words (rowid, words) SELECT -rowid, ?2 FROM posts WHERE id = ?1";
+    "INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, ?2 FROM posts WHERE id = ?1";
+
+/// What a post's row number is taken from to make its row number in the
+/// index of words (2^28, written out in every statement that reads or
+/// writes the index). Any constant reverses the order; this one keeps the
+/// number small, since FTS5 writes the first row number of a list on each
+/// leaf whole, as a varint: 4 bytes below 2^28 posts, where a negated
+/// number is 9 (measured: 96 against 81 B/post). Past 2^28 posts the
+/// numbers go below zero and still fall as posts are added: the order
+/// holds, only the bytes grow.
+pub const WORDS_BASE: i64 = 1 << 28;
 
 /// A result row, by column name, as D1 returns it.
 pub type Row = Map<String, Json>;

@@ -388,14 +388,14 @@ fn one_batch<'a>(conn: &Connection, statements: &'a [Statement], words: &mut Wor
 struct Words<'a>(Vec<[&'a str; 2]>);
 
 /// [`INDEX_WORDS`] for many posts at once: `?1` a JSON array of `[id,
-/// words]`. Each post under its row number negated, as [`INDEX_WORDS`]
+/// words]`. Each post under its row number reversed, as [`INDEX_WORDS`]
 /// writes it, newest post first: FTS5 takes a transaction's rows without
 /// writing a segment between them only while their row numbers ascend
-/// (`sqlite3Fts5IndexBeginWrite` flushes on a lower one), and the negated
+/// (`sqlite3Fts5IndexBeginWrite` flushes on a lower one), and the reversed
 /// numbers ascend from the newest post. The words outer (`CROSS JOIN`),
 /// each post found by its id.
 pub const INDEX_GROUP: &str = "INSERT INTO post_words (rowid, words) \
-     SELECT -p.rowid, w.value ->> 1 FROM json_each(?1) AS w CROSS JOIN posts AS p \
+     SELECT 268435456 - p.rowid, w.value ->> 1 FROM json_each(?1) AS w CROSS JOIN posts AS p \
      ON p.id = w.value ->> 0 ORDER BY p.rowid DESC";
 
 impl<'a> Words<'a> {
@@ -488,7 +488,7 @@ mod tests {
         let conn = conn.lock().unwrap();
         let found = |word: &str| -> Vec<String> {
             conn.prepare(
-                "SELECT p.id FROM post_words JOIN posts p ON p.rowid = -post_words.rowid \
+                "SELECT p.id FROM post_words JOIN posts p ON p.rowid = 268435456 - post_words.rowid \
                  WHERE post_words MATCH ?1 ORDER BY p.rowid",
             )
             .unwrap()
@@ -502,7 +502,7 @@ mod tests {
         assert!(found("beta").is_empty());
         assert!(found("gamma").is_empty());
         assert!(conn.is_autocommit());
-        // The group's words are one segment: their negated row numbers
+        // The group's words are one segment: their reversed row numbers
         // reach FTS5 ascending.
         let segments: Vec<u64> = super::super::segments::levels(&conn)
             .unwrap()
