@@ -3,9 +3,8 @@
 //!
 //! FTS5 writes the words of each transaction as a segment of their own, and
 //! a query reads every segment: for each of its terms, a lookup in the
-//! segment's part of `post_words_idx`, a read of a leaf and a decode of
-//! all its row numbers (a page is walked newest first, against the list's
-//! order), and one more cursor in the merge of the segments' row numbers.
+//! segment's part of `post_words_idx`, a read of a leaf, and one more
+//! cursor in the merge of the segments' row numbers.
 //! FTS5 merges as it writes (`automerge`: four segments of a level into
 //! one of the next), so a list written a group commit at a time keeps a
 //! dozen segments or more, and a query of a common word pays for each of
