@@ -149,10 +149,10 @@ fn view(row: &crate::store::Row) -> Option<PostView> {
 }
 
 /// The memo key of the public list.
-const LIST: &str = "posts";
+pub(crate) const LIST: &str = "posts";
 
 /// What tells the list's version tags from the feed's.
-const LIST_TAG: char = 'p';
+pub(crate) const LIST_TAG: char = 'p';
 
 /// The statement of a page of the list, from its row selection `$rows`
 /// (`r, id, kind, note, created_at`, newest first, after `?4`, the row

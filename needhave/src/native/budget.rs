@@ -79,7 +79,8 @@ impl Budget {
         }
     }
 
-    fn try_take(self: &Arc<Self>, bytes: usize, large: bool) -> Option<Held> {
+    /// `bytes` if there is room now; `None` otherwise.
+    pub fn try_take(self: &Arc<Self>, bytes: usize, large: bool) -> Option<Held> {
         let mut used = self.used();
         // One answer alone may always be held, however small the budget:
         // otherwise an answer larger than the budget could never be sent.
