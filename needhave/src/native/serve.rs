@@ -24,7 +24,7 @@ use tokio::net::TcpListener;
 
 use super::budget::{self, Budget};
 use super::client_ip::{self, client_ip};
-use super::conn::{Admitted, Clock, Gate, Guarded, Limits, Owed, Refused};
+use super::conn::{Admitted, Clock, Gate, Guarded, HeadTimer, Limits, Owed, Refused};
 use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
 use crate::config::Config;
@@ -322,7 +322,7 @@ pub async fn serve(
                     ))
                 });
                 let conn = http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
+                    .timer(HeadTimer::new())
                     .header_read_timeout(limits.request_timeout)
                     // Memory per connection: the read buffer (and with it
                     // the headers) at most this; bodies are capped at
