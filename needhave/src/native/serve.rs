@@ -312,14 +312,17 @@ pub async fn serve(
                     // answer, so a request still held then would make it
                     // allocate a new read buffer for every request.
                     let head = own_head(req);
-                    Either::Right(serve_one(
+                    // Boxed: the general path's future is kilobytes, and
+                    // hyper moves the service's future into place for
+                    // every request, the memo's answer too.
+                    Either::Right(Box::pin(serve_one(
                         head,
                         started,
                         peer,
                         clock.clone(),
                         owed.clone(),
                         state.clone(),
-                    ))
+                    )))
                 });
                 let conn = http1::Builder::new()
                     .timer(HeadTimer::new())
@@ -640,17 +643,20 @@ fn kept_list<B: hyper::body::Body>(
     }
     // A panic (the memo's clock, say) is the general path's to answer.
     std::panic::catch_unwind(AssertUnwindSafe(|| {
-        let headers = req.headers();
         // A name made once, not parsed from text for every request.
         const BOOKMARK: hyper::header::HeaderName =
             hyper::header::HeaderName::from_static(crate::store::session::BOOKMARK_HEADER);
-        if headers.contains_key(BOOKMARK) {
-            return None;
+        // One pass over the few headers a request has, rather than a
+        // lookup by hash for each name. The first `If-None-Match` is the
+        // one the shared request's `header` finds.
+        let mut inm = None;
+        for (name, value) in req.headers() {
+            if name == hyper::header::IF_NONE_MATCH {
+                inm = inm.or(Some(value));
+            } else if name == BOOKMARK {
+                return None;
+            }
         }
-        let inm = match headers.get(hyper::header::IF_NONE_MATCH) {
-            Some(v) => Some(std::str::from_utf8(v.as_bytes()).ok()?),
-            None => None,
-        };
         let (version, json) = state.store.memo()?.current(LIST)?;
         LIST_SHAPE.with_borrow_mut(|shape| {
             if !shape
@@ -660,8 +666,17 @@ fn kept_list<B: hyper::body::Body>(
                 *shape = Some(ListShape::new(version, json, &state.config)?);
             }
             let shape = shape.as_ref()?;
-            let not_modified = conditional::known_version_in(inm, LIST_TAG, "") == Some(version)
-                || conditional::matches_in(inm, &shape.tag);
+            let not_modified = match inm {
+                None => false,
+                // The current tag as it was sent, as a client that
+                // revalidates sends it: a match, read no further.
+                Some(v) if v.as_bytes() == shape.tag.as_bytes() => true,
+                Some(v) => {
+                    let v = Some(std::str::from_utf8(v.as_bytes()).ok()?);
+                    conditional::known_version_in(v, LIST_TAG, "") == Some(version)
+                        || conditional::matches_in(v, &shape.tag)
+                }
+            };
             let (status, headers, body) = if not_modified {
                 (304, &shape.not_modified, Bytes::new())
             } else {
