@@ -192,3 +192,38 @@ async fn the_memo_path_answers_as_the_shared_pipeline_does() {
         assert_ne!(etag(&a), tag);
     }
 }
+
+/// A server whose clients all hold the current list's tag (a restart under
+/// watchers): the first 304 keeps the list, and the ones after it make no
+/// round trip, on the memo's path or not.
+#[tokio::test]
+async fn a_304_on_an_empty_memo_keeps_the_list() {
+    use needhave::api::Ctx;
+    use needhave::http::Request;
+    use needhave::store::testing::Counting;
+    use needhave::store::Store;
+    let store = Arc::new(Counting::new(SqliteStore::open(":memory:").unwrap()));
+    let config = Arc::new(Config {
+        ip_salt: "kept-list".into(),
+        ..Config::default()
+    });
+    let ctx = Ctx::new(&needhave::routes::API, store.clone(), config, "10.0.0.1");
+    let mut create = Request::new("POST", "/posts");
+    create.body = br#"{"kind":"have","note":"a kept list"}"#.to_vec();
+    assert_eq!(needhave::handle(&create, &ctx).await.status, 201);
+    // The tag of the one post's list, as a client kept it from before.
+    let tag = "\"p1\"";
+    assert!(store.inner().memo().unwrap().get("posts").is_none());
+    let mut held = Request::new("GET", "/posts");
+    held.headers.push(("if-none-match".into(), tag.into()));
+    let first = needhave::handle(&held, &ctx).await;
+    assert_eq!((first.status, first.header("etag")), (304, Some(tag)));
+    assert!(first.body.is_empty());
+    assert!(store.inner().memo().unwrap().get("posts").is_some());
+    let before = store.trips();
+    let again = needhave::handle(&held, &ctx).await;
+    assert_eq!(again, first);
+    assert_eq!(store.trips(), before, "a round trip for a kept list");
+    let ok = needhave::handle(&Request::new("GET", "/posts"), &ctx).await;
+    assert_eq!((ok.status, ok.header("etag")), (200, Some(tag)));
+}
