@@ -659,10 +659,13 @@ fn kept_list<B: hyper::body::Body>(
         }
         let (version, json) = state.store.memo()?.current(LIST)?;
         LIST_SHAPE.with_borrow_mut(|shape| {
-            if !shape
-                .as_ref()
-                .is_some_and(|s| s.version == version && Arc::ptr_eq(&s.json, &json))
-            {
+            // Made again for another version, or another server in this
+            // process (its own memo's text, its own configuration).
+            if !shape.as_ref().is_some_and(|s| {
+                s.version == version
+                    && Arc::ptr_eq(&s.json, &json)
+                    && Arc::ptr_eq(&s.config, &state.config)
+            }) {
                 *shape = Some(ListShape::new(version, json, &state.config)?);
             }
             let shape = shape.as_ref()?;
@@ -706,6 +709,7 @@ fn kept_list<B: hyper::body::Body>(
 struct ListShape {
     version: i64,
     json: Arc<str>,
+    config: Arc<Config>,
     tag: String,
     body: Bytes,
     ok: hyper::HeaderMap,
@@ -716,7 +720,7 @@ impl ListShape {
     /// The answers [`crate::handle`] gives `GET /posts` at `version`: the
     /// handler's 200 or 304 ([`crate::handlers::posts::list`]), then the
     /// headers every answer of a `GET` carries.
-    fn new(version: i64, json: Arc<str>, config: &Config) -> Option<ListShape> {
+    fn new(version: i64, json: Arc<str>, config: &Arc<Config>) -> Option<ListShape> {
         let req = Request::new("GET", "/posts");
         let tag = conditional::version_tag(LIST_TAG, version, "");
         let ok = Response::new(
@@ -727,11 +731,12 @@ impl ListShape {
         let mut ok = conditional::tagged(&req, ok, &tag, LIST_CACHE);
         let mut not_modified = conditional::not_modified(&tag, LIST_CACHE);
         for resp in [&mut ok, &mut not_modified] {
-            crate::origin::decorate(&req, config, resp);
+            crate::origin::decorate(&req, config.as_ref(), resp);
             crate::finish(&req, resp);
         }
         Some(ListShape {
             version,
+            config: config.clone(),
             tag,
             body: Bytes::from_owner(Kept(json.clone())),
             json,
