@@ -384,15 +384,7 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
         let bin = &side.bin;
         let db = write_db(&work, i, side, "callgrind")?;
         let stem = format!("callgrind-{i}.out");
-        let prefix = format!("{stem}.");
-        for old in std::fs::read_dir(&work)
-            .map_err(|e| e.to_string())?
-            .flatten()
-        {
-            if old.file_name().to_string_lossy().starts_with(&stem) {
-                let _ = std::fs::remove_file(old.path());
-            }
-        }
+        procs::remove_dumps(&work, &stem)?;
         let dump = work.join(&stem);
         let out = format!("--callgrind-out-file={}", dump.to_string_lossy());
         let wrapper = ["valgrind", "--tool=callgrind", "--dump-instr=no", &out];
@@ -413,35 +405,7 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
         if errors(&report) > 0 {
             return Err(format!("{} errors under callgrind", errors(&report)));
         }
-        // The dump `-d` asked for is the file with the highest suffix.
-        let mut dumps: Vec<_> = std::fs::read_dir(&work)
-            .map_err(|e| e.to_string())?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(&prefix))
-            })
-            .collect();
-        dumps.sort_by_key(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .and_then(|e| e.parse::<u64>().ok())
-                .unwrap_or(0)
-        });
-        let Some(last) = dumps.last() else {
-            return Err("callgrind wrote no dump".into());
-        };
-        let text = std::fs::read_to_string(last).map_err(|e| e.to_string())?;
-        let total: u64 = text
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix("summary:")
-                    .or_else(|| l.strip_prefix("totals:"))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .ok_or("no totals in the callgrind dump")?;
+        let (total, last) = procs::last_dump_total(&work, &stem)?;
         let acked = report.acked_us.len() as u64;
         println!(
             "| {} | {:.0} | {acked} | {} |",

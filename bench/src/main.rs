@@ -21,6 +21,9 @@
 //!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
 //!                            GET /posts (200, and 304 with If-None-Match) against the
 //!                            hello-world, alternating; medians and ranges
+//!     needhave-bench read-instructions [--needhave BIN] [--work DIR] [--requests 4000] [--conns 8]
+//!                            callgrind's instructions per GET /posts answered 200 and per
+//!                            304, needhave serve and the same-bytes hello-world
 //!     needhave-bench hello   --answer F [--not-modified F]   the read baseline server:
 //!                            the raw answers F (HTTP/1.1, as captured from needhave
 //!                            serve), the second to any If-None-Match (bench/src/hello.rs)
@@ -43,6 +46,7 @@ mod hello;
 mod load;
 mod procs;
 mod raw;
+mod read_instructions;
 mod roundtrips;
 mod scale;
 mod search;
@@ -130,6 +134,7 @@ fn main() -> ExitCode {
         "write-instructions" => rt.block_on(before_after::instructions(&args)),
         "metrics-cost" => rt.block_on(metrics_cost(&args)),
         "reads" => rt.block_on(reads(&args)),
+        "read-instructions" => rt.block_on(read_instructions::run(&args)),
         "hello" => {
             let addr: SocketAddr = args
                 .get("addr")

@@ -200,3 +200,49 @@ pub fn wrk_with(url: &str, conns: usize, secs: u64, headers: &[&str]) -> Result<
         socket_errors,
     })
 }
+
+/// Removes the callgrind dumps named `stem` and `stem.N` in `dir`.
+pub fn remove_dumps(dir: &std::path::Path, stem: &str) -> Result<(), String> {
+    for old in std::fs::read_dir(dir).map_err(|e| e.to_string())?.flatten() {
+        if old.file_name().to_string_lossy().starts_with(stem) {
+            let _ = std::fs::remove_file(old.path());
+        }
+    }
+    Ok(())
+}
+
+/// The total instructions of the last dump `callgrind_control -d` asked
+/// for (`stem.N`, the highest `N`), and its path.
+pub fn last_dump_total(
+    dir: &std::path::Path,
+    stem: &str,
+) -> Result<(u64, std::path::PathBuf), String> {
+    let prefix = format!("{stem}.");
+    let mut dumps: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix))
+        })
+        .collect();
+    dumps.sort_by_key(|p| {
+        p.extension()
+            .and_then(|e| e.to_str())
+            .and_then(|e| e.parse::<u64>().ok())
+            .unwrap_or(0)
+    });
+    let last = dumps.pop().ok_or("callgrind wrote no dump")?;
+    let text = std::fs::read_to_string(&last).map_err(|e| e.to_string())?;
+    let total = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or("no totals in the callgrind dump")?;
+    Ok((total, last))
+}

@@ -36,7 +36,12 @@ pub const READ_CACHE: &str = "public, max-age=60";
 /// (RFC 9110 §13.1.2): the opaque parts are equal, `W/` ignored, and `*`
 /// matches any current answer.
 pub fn matches(req: &Request, tag: &str) -> bool {
-    let Some(header) = req.header("if-none-match") else {
+    matches_in(req.header("if-none-match"), tag)
+}
+
+/// [`matches`], given the `If-None-Match` header's value.
+pub fn matches_in(header: Option<&str>, tag: &str) -> bool {
+    let Some(header) = header else {
         return false;
     };
     let tag = opaque(tag);
@@ -85,7 +90,12 @@ pub fn version_tag(kind: char, version: i64, variant: &str) -> String {
 /// client holds. A forged one costs nothing: it only makes the store
 /// compare another number.
 pub fn known_version(req: &Request, kind: char, variant: &str) -> Option<i64> {
-    req.header("if-none-match")?.split(',').find_map(|t| {
+    known_version_in(req.header("if-none-match"), kind, variant)
+}
+
+/// [`known_version`], given the `If-None-Match` header's value.
+pub fn known_version_in(header: Option<&str>, kind: char, variant: &str) -> Option<i64> {
+    header?.split(',').find_map(|t| {
         let inner = opaque(t.trim()).strip_prefix('"')?.strip_suffix('"')?;
         let rest = inner.strip_prefix(kind)?;
         let (version, rest_variant) = rest.split_once('.').unwrap_or((rest, ""));

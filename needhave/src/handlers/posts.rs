@@ -149,10 +149,10 @@ fn view(row: &crate::store::Row) -> Option<PostView> {
 }
 
 /// The memo key of the public list.
-const LIST: &str = "posts";
+pub(crate) const LIST: &str = "posts";
 
 /// What tells the list's version tags from the feed's.
-const LIST_TAG: char = 'p';
+pub(crate) const LIST_TAG: char = 'p';
 
 /// The statement of a page of the list, from its row selection `$rows`
 /// (`r, id, kind, note, created_at`, newest first, after `?4`, the row
@@ -373,10 +373,15 @@ async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>
     // Read before the statement: a write after this makes the next call ask.
     let writes = memo.map_or(0, |m| m.writes());
     let kept = memo.and_then(|m| m.get(LIST));
+    // An empty memo is filled even for a client that holds the current
+    // list: else, while every client holds it, each 304 runs the statement
+    // and keeps nothing.
+    let fill = memo.is_some() && kept.is_none();
     let bare = Filter::new(None, None, rules::LIST_SIZE as u32, None);
-    let found = find(ctx, &bare, held, kept.as_ref().map(|(v, _)| *v)).await?;
+    let asked = if fill { None } else { held };
+    let found = find(ctx, &bare, asked, kept.as_ref().map(|(v, _)| *v)).await?;
     let top = found.version;
-    if held == Some(top) {
+    if held == Some(top) && !fill {
         return Ok((top, None));
     }
     if let (Some(m), Some((version, json))) = (memo, kept) {
@@ -389,7 +394,7 @@ async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>
     if let Some(m) = memo {
         m.put(LIST, top, writes, json.clone());
     }
-    Ok((top, Some(json)))
+    Ok((top, (held != Some(top)).then_some(json)))
 }
 
 pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {

@@ -22,7 +22,8 @@
 //!   a secret the client sees only once): it takes its size even past the
 //!   budget. Writes answer a few KB.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -42,8 +43,21 @@ pub const LARGE_SHARE: (usize, usize) = (3, 4);
 
 pub struct Budget {
     limit: usize,
-    used: Mutex<usize>,
+    /// A counter taken and given back on every answer: an atomic rather
+    /// than a lock.
+    used: AtomicUsize,
     freed: Notify,
+    /// Requests waiting for room: only then does a release wake anyone.
+    waiting: AtomicUsize,
+}
+
+/// One request counted in [`Budget::waiting`] while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Bytes taken from the budget; given back when dropped.
@@ -56,19 +70,25 @@ impl Budget {
     pub fn new(limit: usize) -> Arc<Budget> {
         Arc::new(Budget {
             limit,
-            used: Mutex::new(0),
+            used: AtomicUsize::new(0),
             freed: Notify::new(),
+            waiting: AtomicUsize::new(0),
         })
     }
 
-    fn used(&self) -> std::sync::MutexGuard<'_, usize> {
-        // A counter only: a panic cannot leave it half-set.
-        self.used.lock().unwrap_or_else(|e| e.into_inner())
+    /// Wakes the requests waiting for room, if any. A waiter counts itself
+    /// before it looks for room, and a release gives its bytes back before
+    /// it looks for waiters (both sequentially consistent): either the
+    /// waiter sees the room, or the release sees the waiter.
+    fn freed(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.freed.notify_waiters();
+        }
     }
 
     /// Bytes held now.
     pub fn in_use(&self) -> usize {
-        *self.used()
+        self.used.load(Ordering::SeqCst)
     }
 
     fn cap(&self, large: bool) -> usize {
@@ -79,14 +99,27 @@ impl Budget {
         }
     }
 
-    fn try_take(self: &Arc<Self>, bytes: usize, large: bool) -> Option<Held> {
-        let mut used = self.used();
-        // One answer alone may always be held, however small the budget:
-        // otherwise an answer larger than the budget could never be sent.
-        if *used + bytes > self.cap(large) && *used > 0 {
-            return None;
+    /// `bytes` if there is room now; `None` otherwise.
+    pub fn try_take(self: &Arc<Self>, bytes: usize, large: bool) -> Option<Held> {
+        let cap = self.cap(large);
+        let mut used = self.used.load(Ordering::SeqCst);
+        loop {
+            // One answer alone may always be held, however small the
+            // budget: otherwise an answer larger than the budget could
+            // never be sent.
+            if used + bytes > cap && used > 0 {
+                return None;
+            }
+            match self.used.compare_exchange_weak(
+                used,
+                used + bytes,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(now) => used = now,
+            }
         }
-        *used += bytes;
         Some(Held {
             budget: self.clone(),
             bytes,
@@ -100,6 +133,18 @@ impl Budget {
             return Some(held);
         }
         let deadline = tokio::time::Instant::now() + wait;
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Uncounted when done, or when the request is dropped meanwhile.
+        let _counted = Waiting(&self.waiting);
+        self.wait_for(bytes, large, deadline).await
+    }
+
+    async fn wait_for(
+        self: &Arc<Self>,
+        bytes: usize,
+        large: bool,
+        deadline: tokio::time::Instant,
+    ) -> Option<Held> {
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -118,7 +163,7 @@ impl Budget {
     /// `bytes` now, past the budget if need be: for answers that must not
     /// be refused.
     pub fn force(self: &Arc<Self>, bytes: usize) -> Held {
-        *self.used() += bytes;
+        self.used.fetch_add(bytes, Ordering::SeqCst);
         Held {
             budget: self.clone(),
             bytes,
@@ -134,21 +179,29 @@ impl Held {
     /// Holds exactly `bytes` from now on: the rest given back, or more
     /// taken (past the budget if need be: the answer exists already).
     pub fn resize(&mut self, bytes: usize) {
-        let mut used = self.budget.used();
-        *used = *used - self.bytes + bytes;
         let shrunk = bytes < self.bytes;
-        self.bytes = bytes;
-        drop(used);
         if shrunk {
-            self.budget.freed.notify_waiters();
+            self.budget
+                .used
+                .fetch_sub(self.bytes - bytes, Ordering::SeqCst);
+        } else {
+            self.budget
+                .used
+                .fetch_add(bytes - self.bytes, Ordering::SeqCst);
+        }
+        self.bytes = bytes;
+        if shrunk {
+            self.budget.freed();
         }
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        *self.budget.used() -= self.bytes;
-        self.budget.freed.notify_waiters();
+        if self.bytes > 0 {
+            self.budget.used.fetch_sub(self.bytes, Ordering::SeqCst);
+            self.budget.freed();
+        }
     }
 }
 
@@ -173,6 +226,12 @@ mod tests {
         drop(first);
         let second = waiter.await.unwrap().unwrap();
         assert_eq!(b.in_use(), 600);
+        // A waiter is uncounted when it is done, or dropped while waiting.
+        let dropped = b.take(600, false, Duration::from_secs(5));
+        assert!(tokio::time::timeout(Duration::from_millis(20), dropped)
+            .await
+            .is_err());
+        assert_eq!(b.waiting.load(Ordering::SeqCst), 0);
         drop(second);
         assert_eq!(b.in_use(), 0);
     }

@@ -43,8 +43,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
+use futures_util::task::AtomicWaker;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::Notify;
 use tokio::time::{Instant, Sleep};
 
 use super::budget::Held;
@@ -143,7 +143,11 @@ struct Slot {
 #[derive(Default)]
 pub struct Shared {
     writing: AtomicBool,
-    close: Notify,
+    /// Set once by the gate; `woken` is told. A flag and a waker rather
+    /// than a `Notify`: the connection's task checks it at every wake-up,
+    /// and a `Notify` takes its lock each time.
+    closing: AtomicBool,
+    woken: AtomicWaker,
 }
 
 /// How a connection was let in.
@@ -165,12 +169,32 @@ pub struct Permit {
 
 impl Permit {
     /// Completes when the gate closed this connection to make room.
-    pub async fn closed(&self) {
-        self.conn.close.notified().await
+    pub fn closed(&self) -> Closed<'_> {
+        Closed(&self.conn)
     }
 
     fn shared(&self) -> Arc<Shared> {
         self.conn.clone()
+    }
+}
+
+/// [`Permit::closed`].
+pub struct Closed<'a>(&'a Shared);
+
+impl Future for Closed<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.closing.load(Ordering::Acquire) {
+            return Poll::Ready(());
+        }
+        self.0.woken.register(cx.waker());
+        // Again: the gate may have closed it before the waker was there.
+        if self.0.closing.load(Ordering::Acquire) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 
@@ -279,7 +303,8 @@ fn evict_for(open: &mut Open, mine: usize) -> bool {
         open.per_ip.remove(&ip);
     }
     open.total -= 1;
-    slot.conn.close.notify_one();
+    slot.conn.closing.store(true, Ordering::Release);
+    slot.conn.woken.wake();
     true
 }
 
@@ -344,6 +369,74 @@ impl Clock {
 
     fn start(&self, at: Instant) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = at;
+    }
+}
+
+/// hyper's timer, for its header-read deadline: one tokio timer per
+/// connection. hyper asks for a new sleep for every request it waits for
+/// and drops it once the head is in; a tokio sleep for each would be put
+/// into the runtime's timer wheel and taken out again on every request.
+/// Here a request's sleep only holds its deadline, and the connection's
+/// timer, once armed, stays armed: when it fires before the deadline of
+/// the request now awaited it is set again to that deadline, and when it
+/// would fire after it, it is moved back to it. So the head is still
+/// refused at its own deadline, as with a timer of its own.
+#[derive(Clone)]
+pub struct HeadTimer(Arc<Mutex<Pin<Box<Sleep>>>>);
+
+impl HeadTimer {
+    pub fn new() -> Self {
+        // Not in the wheel until a head is awaited (a sleep registers when
+        // first polled); moved back to that head's deadline then.
+        HeadTimer(Arc::new(Mutex::new(Box::pin(tokio::time::sleep(
+            Duration::from_secs(86_400 * 365),
+        )))))
+    }
+}
+
+impl Default for HeadTimer {
+    fn default() -> Self {
+        HeadTimer::new()
+    }
+}
+
+impl hyper::rt::Timer for HeadTimer {
+    fn sleep(&self, duration: Duration) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep_until(std::time::Instant::now() + duration)
+    }
+
+    fn sleep_until(&self, deadline: std::time::Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(HeadSleep {
+            deadline: Instant::from_std(deadline),
+            timer: self.0.clone(),
+        })
+    }
+}
+
+/// One awaited head's deadline, on its connection's [`HeadTimer`].
+struct HeadSleep {
+    deadline: Instant,
+    timer: Arc<Mutex<Pin<Box<Sleep>>>>,
+}
+
+impl hyper::rt::Sleep for HeadSleep {}
+
+impl Future for HeadSleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut timer = self.timer.lock().unwrap_or_else(|e| e.into_inner());
+        if timer.deadline() > self.deadline {
+            timer.as_mut().reset(self.deadline);
+        }
+        loop {
+            ready!(timer.as_mut().poll(cx));
+            if timer.deadline() >= self.deadline {
+                return Poll::Ready(());
+            }
+            // An earlier head's deadline: this one's is later.
+            timer.as_mut().reset(self.deadline);
+        }
     }
 }
 
@@ -583,6 +676,53 @@ mod tests {
         // with one still gets in; one with two does not.
         let _kept = gate.admit(ip(3)).unwrap();
         assert_eq!(gate.admit(ip(2)).err(), Some(Refused::Total));
+    }
+
+    #[tokio::test]
+    async fn a_connection_waiting_on_its_close_is_woken_by_the_gate() {
+        let gate = Gate::new(limits(1, 0));
+        let (first, _) = gate.admit(IpAddr::from([10, 0, 0, 1])).unwrap();
+        let first = Arc::new(first);
+        let waiting = tokio::spawn({
+            let first = first.clone();
+            async move { first.closed().await }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiting.is_finished(), "closed before the gate said so");
+        let (_second, how) = gate.admit(IpAddr::from([10, 0, 0, 2])).unwrap();
+        assert_eq!(how, Admitted::Evicted);
+        tokio::time::timeout(Duration::from_secs(1), waiting)
+            .await
+            .expect("the waiting connection is woken")
+            .unwrap();
+    }
+
+    /// Each awaited head keeps its own deadline on the connection's one
+    /// timer: a later one is not cut at an earlier one's, and an earlier
+    /// one is not kept to a later one's.
+    #[tokio::test]
+    async fn each_head_is_cut_at_its_own_deadline() {
+        use hyper::rt::Timer;
+        let timer = HeadTimer::new();
+        let ms = Duration::from_millis;
+        let start = std::time::Instant::now();
+        // Polled once (armed at 50 ms), then dropped, as hyper does when
+        // the head came in.
+        let mut first = timer.sleep_until(start + ms(50));
+        let waker = futures_util::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        assert!(first.as_mut().poll(&mut cx).is_pending());
+        drop(first);
+        timer.sleep_until(start + ms(300)).await;
+        let took = start.elapsed();
+        assert!(took >= ms(300) && took < ms(1000), "{took:?}");
+        // Armed at 300 ms and spent; a far one, then an earlier one.
+        let start = std::time::Instant::now();
+        let mut far = timer.sleep_until(start + Duration::from_secs(60));
+        assert!(far.as_mut().poll(&mut cx).is_pending());
+        timer.sleep_until(start + ms(40)).await;
+        let took = start.elapsed();
+        assert!(took >= ms(40) && took < ms(700), "{took:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::future::Either;
 use futures_util::FutureExt;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -23,12 +24,15 @@ use tokio::net::TcpListener;
 
 use super::budget::{self, Budget};
 use super::client_ip::{self, client_ip};
-use super::conn::{Admitted, Clock, Gate, Guarded, Limits, Owed, Refused};
+use super::conn::{Admitted, Clock, Gate, Guarded, HeadTimer, Limits, Owed, Refused};
 use crate::api::Ctx;
+use crate::conditional::{self, LIST_CACHE};
 use crate::config::Config;
 use crate::error::Code;
+use crate::handlers::posts::{LIST, LIST_TAG};
 use crate::http::{Request, Response};
 use crate::store::sqlite::SqliteStore;
+use crate::store::Consistency;
 use crate::store::Store;
 use crate::{routes, rules};
 
@@ -63,6 +67,10 @@ pub struct Policy {
     /// How long a stop lets the requests in flight finish ([`DRAIN`] when
     /// `None`).
     pub drain: Option<Duration>,
+    /// Every request through the shared pipeline, [`kept_list`] off: for the
+    /// tests that compare the two paths' bytes.
+    #[doc(hidden)]
+    pub general_only: bool,
 }
 
 /// How long a stop waits for the requests in flight, by default: more than
@@ -76,6 +84,11 @@ struct State {
     client_ip_header: Option<String>,
     request_timeout: Duration,
     budget: Arc<Budget>,
+    /// Whether `GET /posts` may be answered from the memo before the shared
+    /// request is made ([`kept_list`]): the store has no sessions, so the
+    /// request's own store serves the list, with no bookmark to resume or
+    /// to answer.
+    kept_list: bool,
 }
 
 /// Why a request was not answered: the connection is closed instead.
@@ -193,6 +206,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
             client_ip_header: opts.client_ip_header,
             limits: opts.limits,
             drain: Some(opts.drain),
+            general_only: false,
         },
         stop,
     )
@@ -233,7 +247,9 @@ pub async fn serve(
 ) {
     let limits = policy.limits;
     let drain = policy.drain.unwrap_or(DRAIN);
+    let memo_list = !policy.general_only && store.session(Consistency::Replica).is_none();
     let state = Arc::new(State {
+        kept_list: memo_list,
         store,
         config: Arc::new(config),
         client_ip_header: policy.client_ip_header.map(|h| h.to_ascii_lowercase()),
@@ -282,21 +298,34 @@ pub async fn serve(
                 let clock = io.clock();
                 let owed = io.owed();
                 let state = state.clone();
-                let service = service_fn(move |req| {
+                let service = service_fn(move |req: hyper::Request<Incoming>| {
                     // Only the log line and the metrics read the time a
                     // request took.
                     let timed = super::metrics::on() || tracing::enabled!(tracing::Level::INFO);
                     let started = timed.then(Instant::now);
+                    if let Some(answer) = kept_list(&req, &state, &owed, started) {
+                        return Either::Left(std::future::ready(Ok(answer)));
+                    }
                     // The head is copied out now, not in the answer's
                     // future: hyper's request shares its read buffer, and
                     // hyper reads the socket again before it polls the
                     // answer, so a request still held then would make it
                     // allocate a new read buffer for every request.
                     let head = own_head(req);
-                    serve_one(head, started, peer, clock.clone(), owed.clone(), state.clone())
+                    // Boxed: the general path's future is kilobytes, and
+                    // hyper moves the service's future into place for
+                    // every request, the memo's answer too.
+                    Either::Right(Box::pin(serve_one(
+                        head,
+                        started,
+                        peer,
+                        clock.clone(),
+                        owed.clone(),
+                        state.clone(),
+                    )))
                 });
                 let conn = http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
+                    .timer(HeadTimer::new())
                     .header_read_timeout(limits.request_timeout)
                     // Memory per connection: the read buffer (and with it
                     // the headers) at most this; bodies are capped at
@@ -488,42 +517,47 @@ async fn serve_one(
         }
     };
     if let Some(started) = started {
-        let metrics = super::metrics::on();
-        let api = &crate::routes::API;
-        let found = match (api.resolve)(&request.method, &request.path) {
-            crate::api::Resolved::Route { index, .. } => api.routes.get(index).map(|r| (index, r)),
-            _ => None,
-        };
-        let route = found.map_or("-", |(_, r)| r.path);
-        if metrics {
-            super::metrics::request(
-                request.method.as_str(),
-                found,
-                response.status,
-                started.elapsed(),
-                &response.body,
-            );
-        }
-        // Never the path itself (it may hold an id), a body, a secret or an
-        // IP. A probe that succeeds every few seconds would drown the rest:
-        // it is a debug line.
-        if route == "/healthz" && response.status == 200 {
-            tracing::debug!(
-                method = %Cut(request.method.as_str()),
-                route,
-                status = response.status,
-                micros = started.elapsed().as_micros() as u64,
-            );
-        } else {
-            tracing::info!(
-                method = %Cut(request.method.as_str()),
-                route,
-                status = response.status,
-                micros = started.elapsed().as_micros() as u64,
-            );
-        }
+        record(
+            &request.method,
+            &request.path,
+            response.status,
+            started,
+            &response.body,
+        );
     }
     Ok(to_hyper(response))
+}
+
+/// The request's log line and its metrics.
+fn record(method: &str, path: &str, status: u16, started: Instant, body: &[u8]) {
+    let metrics = super::metrics::on();
+    let api = &crate::routes::API;
+    let found = match (api.resolve)(method, path) {
+        crate::api::Resolved::Route { index, .. } => api.routes.get(index).map(|r| (index, r)),
+        _ => None,
+    };
+    let route = found.map_or("-", |(_, r)| r.path);
+    if metrics {
+        super::metrics::request(method, found, status, started.elapsed(), body);
+    }
+    // Never the path itself (it may hold an id), a body, a secret or an
+    // IP. A probe that succeeds every few seconds would drown the rest:
+    // it is a debug line.
+    if route == "/healthz" && status == 200 {
+        tracing::debug!(
+            method = %Cut(method),
+            route,
+            status,
+            micros = started.elapsed().as_micros() as u64,
+        );
+    } else {
+        tracing::info!(
+            method = %Cut(method),
+            route,
+            status,
+            micros = started.elapsed().as_micros() as u64,
+        );
+    }
 }
 
 /// A client-chosen token (an extension method) as a log line carries it:
@@ -578,6 +612,144 @@ fn own_head(req: hyper::Request<Incoming>) -> Option<(Request, Incoming)> {
         )
     }));
     Some((request, body))
+}
+
+/// `GET /posts`, the bare list, answered from the memo while the memo
+/// vouches for it, before the shared [`Request`] is made: the list is most
+/// of the reads, and building the request (a `String` per method, path,
+/// header name and value), the context and the dispatcher's boxed future
+/// cost more than the rest of its answer. The answer is the one
+/// [`crate::handle`] gives (the same status, headers in the same order,
+/// body), with the same budget taken and the same log line and metrics.
+/// `None`, and the request goes the general way, whenever anything could
+/// make the general path answer otherwise: another method, path or query,
+/// a body, too many headers, a bookmark, an `If-None-Match` that is not
+/// UTF-8, a memo that does not vouch for its list, no room in the budget
+/// now, or a panic.
+fn kept_list<B: hyper::body::Body>(
+    req: &hyper::Request<B>,
+    state: &State,
+    owed: &Owed,
+    started: Option<Instant>,
+) -> Option<hyper::Response<Full<Bytes>>> {
+    if !state.kept_list
+        || req.method() != hyper::Method::GET
+        || req.uri().path() != "/posts"
+        || !req.uri().query().is_none_or(str::is_empty)
+        || req.headers().len() > MAX_HEADERS
+        || !hyper::body::Body::is_end_stream(req.body())
+    {
+        return None;
+    }
+    // A panic (the memo's clock, say) is the general path's to answer.
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        // A name made once, not parsed from text for every request.
+        const BOOKMARK: hyper::header::HeaderName =
+            hyper::header::HeaderName::from_static(crate::store::session::BOOKMARK_HEADER);
+        // One pass over the few headers a request has, rather than a
+        // lookup by hash for each name. The first `If-None-Match` is the
+        // one the shared request's `header` finds.
+        let mut inm = None;
+        for (name, value) in req.headers() {
+            if name == hyper::header::IF_NONE_MATCH {
+                inm = inm.or(Some(value));
+            } else if name == BOOKMARK {
+                return None;
+            }
+        }
+        let (version, json) = state.store.memo()?.current(LIST)?;
+        LIST_SHAPE.with_borrow_mut(|shape| {
+            // Made again for another version, or another server in this
+            // process (its own memo's text, its own configuration).
+            if !shape.as_ref().is_some_and(|s| {
+                s.version == version
+                    && Arc::ptr_eq(&s.json, &json)
+                    && Arc::ptr_eq(&s.config, &state.config)
+            }) {
+                *shape = Some(ListShape::new(version, json, &state.config)?);
+            }
+            let shape = shape.as_ref()?;
+            let not_modified = match inm {
+                None => false,
+                // The current tag as it was sent, as a client that
+                // revalidates sends it: a match, read no further.
+                Some(v) if v.as_bytes() == shape.tag.as_bytes() => true,
+                Some(v) => {
+                    let v = Some(std::str::from_utf8(v.as_bytes()).ok()?);
+                    conditional::known_version_in(v, LIST_TAG, "") == Some(version)
+                        || conditional::matches_in(v, &shape.tag)
+                }
+            };
+            let (status, headers, body) = if not_modified {
+                (304, &shape.not_modified, Bytes::new())
+            } else {
+                (200, &shape.ok, shape.body.clone())
+            };
+            let held = state.budget.try_take(body.len(), false)?;
+            owed.set(body.len(), held);
+            if let Some(started) = started {
+                record("GET", "/posts", status, started, &body);
+            }
+            let mut out = hyper::Response::new(Full::new(body));
+            *out.status_mut() = if not_modified {
+                hyper::StatusCode::NOT_MODIFIED
+            } else {
+                hyper::StatusCode::OK
+            };
+            *out.headers_mut() = headers.clone();
+            Some(out)
+        })
+    }))
+    .ok()
+    .flatten()
+}
+
+/// The bare list's answers at one version of the memo, made by the shared
+/// pipeline's own steps, for [`kept_list`] to clone.
+struct ListShape {
+    version: i64,
+    json: Arc<str>,
+    config: Arc<Config>,
+    tag: String,
+    body: Bytes,
+    ok: hyper::HeaderMap,
+    not_modified: hyper::HeaderMap,
+}
+
+impl ListShape {
+    /// The answers [`crate::handle`] gives `GET /posts` at `version`: the
+    /// handler's 200 or 304 ([`crate::handlers::posts::list`]), then the
+    /// headers every answer of a `GET` carries.
+    fn new(version: i64, json: Arc<str>, config: &Arc<Config>) -> Option<ListShape> {
+        let req = Request::new("GET", "/posts");
+        let tag = conditional::version_tag(LIST_TAG, version, "");
+        let ok = Response::new(
+            200,
+            crate::http::JSON,
+            crate::http::Body::Kept(json.clone()),
+        );
+        let mut ok = conditional::tagged(&req, ok, &tag, LIST_CACHE);
+        let mut not_modified = conditional::not_modified(&tag, LIST_CACHE);
+        for resp in [&mut ok, &mut not_modified] {
+            crate::origin::decorate(&req, config.as_ref(), resp);
+            crate::finish(&req, resp);
+        }
+        Some(ListShape {
+            version,
+            config: config.clone(),
+            tag,
+            body: Bytes::from_owner(Kept(json.clone())),
+            json,
+            ok: header_map(ok.headers)?,
+            not_modified: header_map(not_modified.headers)?,
+        })
+    }
+}
+
+thread_local! {
+    /// This thread's [`ListShape`], made again when the memo's list moves.
+    static LIST_SHAPE: std::cell::RefCell<Option<ListShape>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// 431 with the connection closed, as hyper answers a request over its own
@@ -709,4 +881,93 @@ fn internal() -> hyper::Response<Full<Bytes>> {
     let mut r = hyper::Response::new(Full::new(Bytes::from_static(b"{\"error\":\"internal\"}")));
     *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(store: SqliteStore) -> State {
+        State {
+            store: Arc::new(store),
+            config: Arc::new(Config::default()),
+            client_ip_header: None,
+            request_timeout: Duration::from_secs(10),
+            budget: Budget::new(budget::DEFAULT_BUDGET),
+            kept_list: true,
+        }
+    }
+
+    fn get(
+        target: &str,
+        headers: &[(&str, &[u8])],
+        body: &'static str,
+    ) -> hyper::Request<Full<Bytes>> {
+        let mut b = hyper::Request::get(target);
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        b.body(Full::new(Bytes::from_static(body.as_bytes())))
+            .unwrap()
+    }
+
+    /// Which requests the memo's path takes: the bare list's `GET`, with
+    /// or without a tag, once the memo holds it; every other request, and
+    /// every request that could be answered otherwise, goes the general
+    /// way (`tests/kept_list.rs` compares the two paths' bytes).
+    #[tokio::test]
+    async fn the_memo_path_takes_the_bare_list_only() {
+        let s = state(SqliteStore::open(":memory:").unwrap());
+        let owed = Owed::default();
+        let bare = get("/posts", &[], "");
+        assert!(kept_list(&bare, &s, &owed, None).is_none(), "an empty memo");
+        let ctx = Ctx::new(&routes::API, s.store.clone(), s.config.clone(), "");
+        let first = crate::handle(&Request::new("GET", "/posts"), &ctx).await;
+        let tag = first.header("etag").unwrap().to_string();
+        let ok = kept_list(&bare, &s, &owed, Some(Instant::now())).expect("the memo's list");
+        assert_eq!(ok.status(), 200);
+        assert_eq!(
+            hyper::body::Body::size_hint(ok.body()).exact(),
+            Some(first.body.len() as u64)
+        );
+        for target in ["/posts?", "http://h/posts"] {
+            assert!(
+                kept_list(&get(target, &[], ""), &s, &owed, None).is_some(),
+                "{target}"
+            );
+        }
+        let inm = get("/posts", &[("if-none-match", tag.as_bytes())], "");
+        assert_eq!(kept_list(&inm, &s, &owed, None).unwrap().status(), 304);
+        let handed_on = [
+            get("/posts?kind=", &[], ""),
+            get("/posts/", &[], ""),
+            get("/posts.atom", &[], ""),
+            get("/posts", &[], "{}"),
+            get("/posts", &[("x-d1-bookmark", b"0")], ""),
+            get("/posts", &[("if-none-match", b"\"p1\xff\"")], ""),
+        ];
+        for req in &handed_on {
+            assert!(kept_list(req, &s, &owed, None).is_none(), "{:?}", req.uri());
+        }
+        let mut head = get("/posts", &[], "");
+        *head.method_mut() = hyper::Method::HEAD;
+        assert!(kept_list(&head, &s, &owed, None).is_none());
+        let many: Vec<(String, Vec<u8>)> = (0..=MAX_HEADERS)
+            .map(|i| (format!("x-{i}"), vec![b'1']))
+            .collect();
+        let many: Vec<(&str, &[u8])> = many
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_slice()))
+            .collect();
+        assert!(kept_list(&get("/posts", &many, ""), &s, &owed, None).is_none());
+        // Off when the server is told so.
+        let off = State {
+            kept_list: false,
+            ..state(SqliteStore::open(":memory:").unwrap())
+        };
+        assert!(kept_list(&bare, &off, &owed, None).is_none());
+        // A write: the memo no longer vouches for its list.
+        s.store.memo().unwrap().wrote();
+        assert!(kept_list(&bare, &s, &owed, None).is_none());
+    }
 }
