@@ -389,13 +389,7 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
         let out = format!("--callgrind-out-file={}", dump.to_string_lossy());
         let wrapper = ["valgrind", "--tool=callgrind", "--dump-instr=no", &out];
         let server = Server::needhave_under(&wrapper, bin, &db)?;
-        let pid = server.pid().to_string();
-        let control = |flag: &str| {
-            std::process::Command::new("callgrind_control")
-                .args([flag, &pid])
-                .output()
-                .map_err(|e| format!("callgrind_control: {e}"))
-        };
+        let control = |flag: &str| server.callgrind_control(flag);
         let base = 5_000_000 + i as u32 * 200_000;
         write_run_with(&server, 1, conns, base).await;
         control("-z")?;

@@ -87,6 +87,17 @@ impl Answer {
 }
 
 /// Head and body of a raw answer.
+/// The `content-length` an answer's head declares (0 without one).
+pub fn content_length(head: &str) -> usize {
+    head.split("\r\n")
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(0)
+}
+
 fn split(raw: &[u8]) -> Result<(&[u8], &[u8]), String> {
     let at = raw
         .windows(4)
@@ -105,15 +116,7 @@ pub fn exchange(addr: SocketAddr, path: &str, extra: &str) -> Result<Vec<u8>, St
     let mut buf = [0u8; 64 * 1024];
     loop {
         if let Ok((head, body)) = split(&raw) {
-            let length = std::str::from_utf8(head)
-                .unwrap_or("")
-                .split("\r\n")
-                .find_map(|l| {
-                    let (n, v) = l.split_once(':')?;
-                    n.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(0);
+            let length = content_length(std::str::from_utf8(head).unwrap_or(""));
             if body.len() >= length {
                 return Ok(raw);
             }

@@ -104,6 +104,15 @@ impl Server {
         Server::start(bin, &args)
     }
 
+    /// `callgrind_control FLAG PID` on this server (run under callgrind):
+    /// `-z` zeroes its counters, `-d` dumps them.
+    pub fn callgrind_control(&self, flag: &str) -> Result<std::process::Output, String> {
+        std::process::Command::new("callgrind_control")
+            .args([flag, &self.pid().to_string()])
+            .output()
+            .map_err(|e| format!("callgrind_control: {e}"))
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }

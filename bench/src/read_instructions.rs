@@ -63,13 +63,7 @@ pub async fn run(args: &Args) -> Result<(), String> {
         } else {
             Server::needhave_under(&wrapper, &bin, &db)?
         };
-        let pid = server.pid().to_string();
-        let control = |flag: &str| {
-            std::process::Command::new("callgrind_control")
-                .args([flag, &pid])
-                .output()
-                .map_err(|e| format!("callgrind_control: {e}"))
-        };
+        let control = |flag: &str| server.callgrind_control(flag);
         let mut per = Vec::new();
         for (status, extra) in [(200, ""), (304, inm.as_str())] {
             keep_alive(server.addr, conns, requests / 4, extra, status).await?;
@@ -136,14 +130,7 @@ async fn read_answer(s: &mut TcpStream, buf: &mut Vec<u8>, status: u16) -> Resul
             if !head.starts_with(&format!("HTTP/1.1 {status} ")) {
                 return Err(format!("expected {status}, got {:?}", head.lines().next()));
             }
-            let length = head
-                .split("\r\n")
-                .find_map(|l| {
-                    let (n, v) = l.split_once(':')?;
-                    n.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse::<usize>().ok())?
-                })
-                .unwrap_or(0);
+            let length = crate::hello::content_length(&head);
             if buf.len() - end - 4 >= length {
                 return Ok(());
             }
