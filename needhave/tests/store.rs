@@ -71,6 +71,21 @@ impl List {
         )
     }
 
+    /// A `have` with `note` from `ip`, which must be created.
+    async fn post_have(&self, ip: &str, note: &str) {
+        let body = json!({"kind": "have", "note": note});
+        let r = self
+            .call_at(
+                ip,
+                needhave::platform::now_ms(),
+                "POST",
+                "/posts",
+                Some(body),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    }
+
     fn trips(&self) -> usize {
         self.store.trips()
     }
@@ -293,17 +308,8 @@ async fn no_statement_scans_a_table() {
 async fn a_page_of_words_walks_the_index_from_the_cursor() {
     let list = List::new();
     for i in 0..3 {
-        let ip = format!("10.8.0.{i}");
-        let r = list
-            .call_at(
-                &ip,
-                needhave::platform::now_ms(),
-                "POST",
-                "/posts",
-                Some(json!({"kind": "have", "note": format!("spare gpu {i}")})),
-            )
+        list.post_have(&format!("10.8.0.{i}"), &format!("spare gpu {i}"))
             .await;
-        assert_eq!(r.status, 201);
     }
     let (status, page) = list.call("GET", "/posts?q=gpu&limit=1", None).await;
     assert_eq!(status, 200);
@@ -687,16 +693,8 @@ async fn idle_moments_keep_the_index_of_words_in_few_segments() {
     for i in 0..150 {
         // Ten a client: the create rate is not what is tested.
         let ip = format!("10.9.{}.{}", i / 10, i % 10);
-        let r = list
-            .call_at(
-                &ip,
-                needhave::platform::now_ms(),
-                "POST",
-                "/posts",
-                Some(json!({"kind": "have", "note": format!("spare gpu number {i} of many")})),
-            )
+        list.post_have(&ip, &format!("spare gpu number {i} of many"))
             .await;
-        assert_eq!(r.status, 201);
     }
     let started = std::time::Instant::now();
     while !store.with_connection(segments::settled).unwrap() {
