@@ -73,6 +73,14 @@ fn write_old_rows(conn: &Connection) {
     .unwrap();
 }
 
+/// An in-memory database as the first release wrote it, with its rows.
+fn first_release_in_memory() -> Connection {
+    let conn = Connection::open_in_memory().unwrap();
+    conn.execute_batch(&first_release_schema()).unwrap();
+    write_old_rows(&conn);
+    conn
+}
+
 /// (id, note, key digest) of every post, by rowid; asserts that no full
 /// key is left.
 fn posts(conn: &Connection) -> Vec<(String, String, Option<String>)> {
@@ -200,9 +208,7 @@ async fn a_first_release_file_upgrades_in_place() {
 
 #[test]
 fn the_upgrade_reports_and_is_atomic() {
-    let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(&first_release_schema()).unwrap();
-    write_old_rows(&conn);
+    let conn = first_release_in_memory();
     let done = migrate::apply(&conn).unwrap().unwrap();
     assert_eq!((done.from, done.keyed, done.shared), (0, 5, 2));
     check_keys(&conn);
@@ -315,9 +321,7 @@ fn the_migrations_make_schema_sql() {
 /// them, and the UPDATEs it writes.
 #[test]
 fn d1_keys_fills_old_rows_like_the_native_upgrade() {
-    let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(&first_release_schema()).unwrap();
-    write_old_rows(&conn);
+    let conn = first_release_in_memory();
     for (_, sql) in migrations() {
         conn.execute_batch(&sql).unwrap();
     }
@@ -379,9 +383,7 @@ fn matching(conn: &Connection, query: &str) -> Vec<i64> {
 /// 3, keyed rows): the upgrade indexes every old post, once.
 #[test]
 fn a_previous_release_file_gets_its_posts_indexed() {
-    let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(&first_release_schema()).unwrap();
-    write_old_rows(&conn);
+    let conn = first_release_in_memory();
     for (name, sql) in migrations().iter().skip(1).take(2) {
         conn.execute_batch(sql)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -541,9 +543,7 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
 /// The upgrade from version 6 says how many posts it indexed again.
 #[test]
 fn the_upgrade_from_version_6_indexes_every_post_again() {
-    let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(&first_release_schema()).unwrap();
-    write_old_rows(&conn);
+    let conn = first_release_in_memory();
     migrate::apply(&conn).unwrap().unwrap();
     // Back to version 6's index: every post under its row number.
     conn.execute_batch(
@@ -564,9 +564,7 @@ fn the_upgrade_from_version_6_indexes_every_post_again() {
 /// insert is left alone.
 #[test]
 fn d1_words_indexes_old_posts_like_the_native_upgrade() {
-    let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(&first_release_schema()).unwrap();
-    write_old_rows(&conn);
+    let conn = first_release_in_memory();
     for (_, sql) in migrations() {
         conn.execute_batch(&sql).unwrap();
     }
