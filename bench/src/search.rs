@@ -4,9 +4,11 @@
 //! has a known selectivity. Also the index's bytes per post (SQLite's
 //! `dbstat`) and create throughput with the index against without.
 //!
-//!     needhave-bench search [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16]
+//!     needhave-bench search [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5]
 //!
 //! `--group`: posts per seeding transaction (0: the whole seed in one).
+//! `--creates`: rounds of the create comparison, with and without the
+//! index alternated (the median ratio is the figure).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -376,6 +378,7 @@ pub async fn run(
     small: u64,
     rounds: usize,
     group: u64,
+    creates_rounds: u64,
 ) -> Result<(), String> {
     let config = Arc::new(Config {
         ip_salt: "bench".into(),
@@ -446,21 +449,41 @@ pub async fn run(
         );
     }
     let creates_n = 2000;
-    let with = creates(
-        &work.join("search-create-on.db").to_string_lossy(),
-        creates_n,
-        true,
-    )
-    .await?;
-    let without = creates(
-        &work.join("search-create-off.db").to_string_lossy(),
-        creates_n,
-        false,
-    )
-    .await?;
+    let on = work
+        .join("search-create-on.db")
+        .to_string_lossy()
+        .into_owned();
+    let off = work
+        .join("search-create-off.db")
+        .to_string_lossy()
+        .into_owned();
     println!(
-        "\ncreates/s through the create batch, {creates_n} posts: {with:.0} with the index, {without:.0} without: {:.2}×",
-        with / without
+        "\ncreates/s through the create batch, {creates_n} posts a round, with the index and without, \
+         the order alternated each round:\n"
+    );
+    let mut ratios = Vec::new();
+    for round in 0..creates_rounds.max(1) {
+        let (with, without) = if round % 2 == 0 {
+            let with = creates(&on, creates_n, true).await?;
+            (with, creates(&off, creates_n, false).await?)
+        } else {
+            let without = creates(&off, creates_n, false).await?;
+            (creates(&on, creates_n, true).await?, without)
+        };
+        println!(
+            "round {}: {with:.0} with, {without:.0} without: {:.2}×",
+            round + 1,
+            with / without
+        );
+        ratios.push(with / without);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "median of {} rounds: {:.2}× (lowest {:.2}×, highest {:.2}×)",
+        ratios.len(),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
     );
     Ok(())
 }
