@@ -32,6 +32,8 @@
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
 //!     needhave-bench search-page --db F --q WORDS [--kind K] [--limit 100] [--runs 1] [--falling 1]
 //!                            a first page's statement, `runs` times (bench/search-instructions.sh)
+//!     needhave-bench search-call --db F --q WORDS [--kind K] [--limit 100] [--runs 1]
+//!                            the same page through the store's `find`, as `GET /posts` asks for it
 //!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
 //!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh)
 //!
@@ -166,6 +168,13 @@ fn main() -> ExitCode {
             args.num("runs", 1),
             args.get("falling").is_some_and(|v| v != "0"),
         ),
+        "search-call" => rt.block_on(search::page_call(
+            args.get("db").unwrap_or("search-1000000.db"),
+            args.get("q").unwrap_or("gpu"),
+            args.get("kind").and_then(needhave::handlers::posts::Kind::parse),
+            args.num("limit", 100) as u32,
+            args.num("runs", 1),
+        )),
         "seed" => seed::seed(args.get("db").unwrap_or("seed.db"), args.num("posts", 1000)),
         "d1-seed" => d1_seed::write(
             Path::new(args.get("out").unwrap_or("d1-seed")),

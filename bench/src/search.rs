@@ -545,3 +545,35 @@ pub fn page_statement(
     println!("{}", posts - 1);
     Ok(())
 }
+
+/// Runs the first page of a query `runs` times as `GET /posts?q=` asks the
+/// store for it: [`find`] through the SQLite store (its reader thread, the
+/// rows made as the handlers read them), then [`page`]. Against
+/// [`page_statement`], what the call costs besides its statement;
+/// callgrind counts it like the statement (`runs` = 11 less `runs` = 1,
+/// over 10).
+pub async fn page_call(
+    db: &str,
+    q: &str,
+    kind: Option<Kind>,
+    limit: u32,
+    runs: u64,
+) -> Result<(), String> {
+    let store: Arc<dyn needhave::store::Store> =
+        Arc::new(SqliteStore::open(db).map_err(|e| e.to_string())?);
+    let config = Arc::new(Config {
+        ip_salt: "bench".into(),
+        ..Config::default()
+    });
+    let ctx = Ctx::new(&needhave::routes::API, store, config, "127.0.0.1");
+    let filter = Filter::new(kind, Words::parse(q), limit, None);
+    let mut posts = 0;
+    for _ in 0..runs {
+        let found = find(&ctx, &filter, None, None)
+            .await
+            .map_err(|e| format!("{:?}", e.0))?;
+        posts = page(&found.rows, limit as usize).posts.len();
+    }
+    println!("{posts}");
+    Ok(())
+}

@@ -32,12 +32,14 @@ impl ToSql for Param<'_> {
 
 pub fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
     let mut stmt = conn.prepare_cached(s.sql)?;
+    // The names once per statement, not once per cell: SQLite hands each
+    // out as C text, checked as UTF-8 on every call.
+    let names: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
     let mut rows = stmt.query(params_from_iter(s.params.iter().map(Param)))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next()? {
-        let statement = row.as_ref();
         let mut map = Row::new();
-        for i in 0..statement.column_count() {
+        for (i, name) in names.iter().enumerate() {
             let v = match row.get_ref(i)? {
                 ValueRef::Null => Json::Null,
                 ValueRef::Integer(n) => Json::from(n),
@@ -48,7 +50,7 @@ pub fn run_one(conn: &Connection, s: &Statement) -> StoreResult<Vec<Row>> {
                 }),
                 ValueRef::Blob(b) => Json::from(hex::encode(b)),
             };
-            map.insert(statement.column_name(i)?.to_string(), v);
+            map.insert(name.clone(), v);
         }
         out.push(map);
     }
