@@ -227,14 +227,14 @@ async fn time(ctx: &Ctx, query: &Query, rounds: usize) -> Option<(f64, f64, usiz
     let filter = |before| Filter::new(query.kind, words.clone(), limit, before);
     for _ in 0..query.skip {
         let found = find(ctx, &filter(before), None, None).await.ok()?;
-        before = Some(page(&found.rows, limit as usize).next?);
+        before = Some(page(found.rows, limit as usize).next?);
     }
     let mut samples = Vec::with_capacity(rounds);
     let mut size = 0;
     for _ in 0..rounds {
         let t = Instant::now();
         let found = find(ctx, &filter(before), None, None).await.ok()?;
-        let posts = page(&found.rows, limit as usize).posts;
+        let posts = page(found.rows, limit as usize).posts;
         samples.push(t.elapsed().as_nanos() as u64);
         size = posts.len();
     }
@@ -572,7 +572,7 @@ pub async fn page_call(
         let found = find(&ctx, &filter, None, None)
             .await
             .map_err(|e| format!("{:?}", e.0))?;
-        posts = page(&found.rows, limit as usize).posts.len();
+        posts = page(found.rows, limit as usize).posts.len();
     }
     println!("{posts}");
     Ok(())

@@ -140,12 +140,17 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
 }
 
 /// A post row as its public view; `None` if the row is not one.
-fn view(row: &crate::store::Row) -> Option<PostView> {
-    Some(PostView {
-        id: row.str("id")?.to_string(),
-        kind: Kind::parse(row.str("kind")?)?,
-        note: row.str("note")?.to_string(),
-    })
+/// A row of the list's statements as a post, its texts moved out of the
+/// row rather than copied (a page makes a hundred).
+fn view(mut row: crate::store::Row) -> Option<PostView> {
+    let mut text = |col: &str| match row.remove(col) {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let id = text("id")?;
+    let kind = Kind::parse(&text("kind")?)?;
+    let note = text("note")?;
+    Some(PostView { id, kind, note })
 }
 
 /// The memo key of the public list.
@@ -308,13 +313,14 @@ pub async fn find(
 }
 
 /// Rows (one more than a page when older posts match) as a page.
-pub fn page(rows: &[crate::store::Row], limit: usize) -> Page {
-    let posts: Vec<PostView> = rows.iter().take(limit).filter_map(view).collect();
+pub fn page(mut rows: Vec<crate::store::Row>, limit: usize) -> Page {
     let next = if rows.len() > limit {
         rows.get(limit - 1).and_then(|r| r.int("r")).map(Cursor)
     } else {
         None
     };
+    rows.truncate(limit);
+    let posts = rows.into_iter().filter_map(view).collect();
     Page { posts, next }
 }
 
@@ -339,7 +345,7 @@ pub async fn list(
     } else {
         find(ctx, &filter, held, None).await.map(|found| {
             let json = (held != Some(found.version))
-                .then(|| page_json(page(&found.rows, filter.limit as usize)));
+                .then(|| page_json(page(found.rows, filter.limit as usize)));
             (found.version, json)
         })
     };
@@ -390,7 +396,7 @@ async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>
             return Ok((version, Some(json)));
         }
     }
-    let json = page_json(page(&found.rows, rules::LIST_SIZE as usize));
+    let json = page_json(page(found.rows, rules::LIST_SIZE as usize));
     if let Some(m) = memo {
         m.put(LIST, top, writes, json.clone());
     }
@@ -402,5 +408,5 @@ pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {
         .store
         .first(prepare("SELECT id, kind, note FROM posts WHERE id = ?1").bind(id.as_str()))
         .await?;
-    row.as_ref().and_then(view).ok_or(Code::NotFound.into())
+    row.and_then(view).ok_or(Code::NotFound.into())
 }
