@@ -142,15 +142,25 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
 /// A post row as its public view; `None` if the row is not one.
 /// A row of the list's statements as a post, its texts moved out of the
 /// row rather than copied (a page makes a hundred).
-fn view(mut row: crate::store::Row) -> Option<PostView> {
-    let mut text = |col: &str| match row.remove(col) {
-        Some(serde_json::Value::String(s)) => Some(s),
-        _ => None,
-    };
-    let id = text("id")?;
-    let kind = Kind::parse(&text("kind")?)?;
-    let note = text("note")?;
-    Some(PostView { id, kind, note })
+fn view(row: crate::store::Row) -> Option<PostView> {
+    // A walk of the row by value, not `remove` by name: the map's removal
+    // code costs the Worker 2.2 KB gzip, its walk nothing (its drop is one).
+    let (mut id, mut kind, mut note) = (None, None, None);
+    for (col, value) in row {
+        if let serde_json::Value::String(s) = value {
+            match col.as_str() {
+                "id" => id = Some(s),
+                "kind" => kind = Kind::parse(&s),
+                "note" => note = Some(s),
+                _ => {}
+            }
+        }
+    }
+    Some(PostView {
+        id: id?,
+        kind: kind?,
+        note: note?,
+    })
 }
 
 /// The memo key of the public list.
