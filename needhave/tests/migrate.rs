@@ -73,11 +73,16 @@ fn write_old_rows(conn: &Connection) {
     .unwrap();
 }
 
+/// The first release's schema and rows, written into `conn`.
+fn write_first_release(conn: &Connection) {
+    conn.execute_batch(&first_release_schema()).unwrap();
+    write_old_rows(conn);
+}
+
 /// An in-memory database as the first release wrote it, with its rows.
 fn first_release_in_memory() -> Connection {
     let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(&first_release_schema()).unwrap();
-    write_old_rows(&conn);
+    write_first_release(&conn);
     conn
 }
 
@@ -145,8 +150,7 @@ async fn a_first_release_file_upgrades_in_place() {
     let db = dir.join("old.db");
     {
         let conn = Connection::open(&db).unwrap();
-        conn.execute_batch(&first_release_schema()).unwrap();
-        write_old_rows(&conn);
+        write_first_release(&conn);
     }
     let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
     let server = Server::at(&url);
@@ -428,8 +432,7 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
     let db = dir.join("v6.db");
     {
         let conn = Connection::open(&db).unwrap();
-        conn.execute_batch(&first_release_schema()).unwrap();
-        write_old_rows(&conn);
+        write_first_release(&conn);
         for (name, sql) in migrations() {
             if name.as_str() > "0001" && name.as_str() < "0007" {
                 conn.execute_batch(&sql)
