@@ -118,8 +118,8 @@ fn seed_grouped(path: &str, n: u64, indexed: bool, group: u64) -> Result<SqliteS
             // what a page costs. With STAT4's samples of `post_words_idx`,
             // SQLite prepares FTS5's own lookup statement again at every
             // bind (its range on that index depends on the bound term), once
-            // per term and segment of every page: measured, 77,851 against
-            // 34,245 instructions for a rare word's page at 1 k posts.
+            // per term and segment of every page (docs/finding.md,
+            // "Instructions per query").
             c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
             Ok(())
         })

@@ -139,12 +139,12 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     })
 }
 
-/// A post row as its public view; `None` if the row is not one.
-/// A row of the list's statements as a post, its texts moved out of the
-/// row rather than copied (a page makes a hundred).
+/// A post row as its public view, its texts moved out of the row rather
+/// than copied (a page makes a hundred); `None` if the row is not one.
 fn view(row: crate::store::Row) -> Option<PostView> {
-    // A walk of the row by value, not `remove` by name: the map's removal
-    // code costs the Worker 2.2 KB gzip, its walk nothing (its drop is one).
+    // A walk of the row by value rather than a removal by name: the walk
+    // is the code the map's drop already links into the Worker, a removal
+    // would link more (docs/finding.md, "Figures").
     let (mut id, mut kind, mut note) = (None, None, None);
     for (col, value) in row {
         if let serde_json::Value::String(s) = value {

@@ -107,7 +107,7 @@ pub const INDEX_WORDS: &str =
 /// writes the index). Any constant reverses the order; this one keeps the
 /// number small, since FTS5 writes the first row number of a list on each
 /// leaf whole, as a varint: 4 bytes below 2^28 posts, where a negated
-/// number is 9 (measured: 96 against 81 B/post). Past 2^28 posts the
+/// number is 9 (docs/finding.md, "Instructions per query"). Past 2^28 posts the
 /// numbers go below zero and still fall as posts are added: the order
 /// holds, only the bytes grow.
 pub const WORDS_BASE: i64 = 1 << 28;
