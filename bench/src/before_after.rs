@@ -118,11 +118,13 @@ fn sides(args: &Args, before: Option<String>) -> Vec<Side> {
 fn write_db(work: &Path, i: usize, side: &Side, name: &str) -> Result<String, String> {
     let db = fresh_db(work, &format!("before-after-{name}-{i}.db"));
     if let Some(sql) = &side.prepare {
-        let store = needhave::store::sqlite::SqliteStore::open(&db).map_err(|e| e.to_string())?;
-        store
-            .with_connection(|c| c.execute_batch(sql))
+        // Made by the side's own build (a server started on the path and
+        // stopped), so that it is at that build's schema, whichever it is.
+        Server::needhave(&side.bin, &db)?.stop();
+        let conn = rusqlite::Connection::open(&db).map_err(|e| e.to_string())?;
+        conn.execute_batch(sql)
+            .and_then(|()| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
             .map_err(|e| e.to_string())?;
-        store.checkpoint().map_err(|e| e.to_string())?;
     }
     Ok(db)
 }
@@ -407,6 +409,133 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
             total as f64 / acked.max(1) as f64,
             last.display()
         );
+    }
+    Ok(())
+}
+
+/// Create throughput with the word index against it made a no-op
+/// (`needhave-bench index-creates`; with `--baseline BIN`, that build both
+/// ways as well, so that a change to how the index is written is measured
+/// against the build before it): this build's server on a fresh file
+/// for each run, `POST /posts` only with the search bench's notes (a dozen
+/// words each), at each of `--conns` (default 1, 8, 64), `--rounds`
+/// rounds of `--secs`, the two servers' order alternated each round. The
+/// figure is the median of each round's ratio: at one connection every
+/// commit carries one post, so the index's pages are a whole commit's
+/// share; with more, a group commit shares them out.
+pub async fn index_creates(args: &Args) -> Result<(), String> {
+    let work = args.work();
+    let rounds = args.num("rounds", 5);
+    let secs = args.num("secs", 3);
+    let conns: Vec<usize> = args
+        .get("conns")
+        .unwrap_or("1,8,64")
+        .split(',')
+        .map(|c| c.trim().parse().map_err(|_| format!("--conns: {c}")))
+        .collect::<Result<_, _>>()?;
+    // This build as it is and with its index a no-op; with `--baseline
+    // BIN`, that build too, both ways.
+    let mut pair = sides(args, None);
+    pair.truncate(2);
+    if let Some(bin) = args.get("baseline") {
+        for (label, prepare) in [
+            ("baseline", None),
+            ("baseline, index a no-op", Some(INDEX_OFF)),
+        ] {
+            pair.push(Side {
+                label: label.into(),
+                bin: bin.to_string(),
+                prepare: prepare.map(String::from),
+            });
+        }
+    }
+    let n = pair.len();
+    let labels: Vec<&str> = pair.iter().map(|s| s.label.as_str()).collect();
+    println!(
+        "| connections | {} | now / now, index a no-op, each round | median |{}",
+        labels.join(" req/s (rounds) | ") + " req/s (rounds)",
+        if n > 2 {
+            " now / baseline, index a no-op: median |"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "|---|{}---|---|{}",
+        "---|".repeat(n),
+        if n > 2 { "---|" } else { "" }
+    );
+    let mut errors_seen = 0;
+    let mut ip_base = 7_000_000u32;
+    for &c in &conns {
+        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); n];
+        let mut ratios = Vec::new();
+        let mut against_baseline = Vec::new();
+        for r in 0..rounds {
+            let mut order: Vec<usize> = (0..n).collect();
+            order.rotate_left(r as usize % n);
+            let mut round = vec![0.0; n];
+            for i in order {
+                let side = &pair[i];
+                let db = write_db(&work, i, side, &format!("creates-{c}-{r}"))?;
+                let server = Server::needhave(&side.bin, &db)?;
+                let report = load::run(load::Options {
+                    server: server.addr,
+                    mode: Mode::Creates,
+                    conns: c,
+                    duration: Duration::from_secs(secs),
+                    ip_base,
+                    stop: Arc::new(AtomicBool::new(false)),
+                })
+                .await;
+                ip_base += 100_000;
+                server.stop();
+                let _ = std::fs::remove_file(&db);
+                errors_seen += errors(&report);
+                if errors(&report) > 0 {
+                    eprintln!(
+                        "{c} connections, round {r}, {}: {}",
+                        side.label,
+                        report.summary()
+                    );
+                }
+                round[i] = report.acked_rate();
+                rates[i].push(round[i]);
+            }
+            eprintln!(
+                "{c} connections, round {r}: {}",
+                labels
+                    .iter()
+                    .zip(&round)
+                    .map(|(l, x)| format!("{l} {x:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            ratios.push(round[0] / round[1]);
+            if n > 2 {
+                against_baseline.push(round[0] / round[3]);
+            }
+        }
+        let list = |v: &[f64], digits: usize| {
+            v.iter()
+                .map(|x| format!("{x:.digits$}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut line = format!("| {c} |");
+        for v in &mut rates {
+            let each = list(v, 0);
+            line += &format!(" {:.0} ({each}) |", median(v));
+        }
+        let each = list(&ratios, 2);
+        line += &format!(" {each} | {:.2}× |", median(&mut ratios));
+        if n > 2 {
+            line += &format!(" {:.2}× |", median(&mut against_baseline));
+        }
+        println!("{line}");
+    }
+    if errors_seen > 0 {
+        return Err(format!("{errors_seen} errors during the runs"));
     }
     Ok(())
 }

@@ -23,6 +23,9 @@ use crate::client::{random_hex, Conn, Ips, Rng};
 pub enum Mode {
     /// Create a post, then a first reply to it; 10 flows per source address.
     Writes,
+    /// Create posts only, with the search bench's notes; a new source
+    /// address when one's quota is spent.
+    Creates,
     /// Everything the list does, MCP included.
     Mixed,
 }
@@ -315,6 +318,10 @@ impl Worker {
             }
             match mode {
                 Mode::Writes => self.write_flow().await,
+                Mode::Creates => {
+                    self.seq += 1;
+                    self.create(true).await;
+                }
                 Mode::Mixed => self.mixed_step().await,
             }
         }
@@ -322,33 +329,9 @@ impl Worker {
 
     /// Create a post, then answer it: 10 flows per address, then a new one.
     async fn write_flow(&mut self) {
-        if self.creates_left <= 0 && !self.reconnect().await {
-            return;
-        }
-        let kind = if self.seq.is_multiple_of(2) {
-            "need"
-        } else {
-            "have"
-        };
-        let note = self.note();
-        let ip = self.conn.as_ref().map(|c| c.ip);
-        let Some((201, post)) = self
-            .call(
-                "create",
-                "POST",
-                "/posts",
-                Some(json!({"kind": kind, "note": note})),
-                &[201],
-            )
-            .await
-        else {
+        let Some(id) = self.create(false).await else {
             return;
         };
-        self.creates_left -= 1;
-        let id = post["id"].as_str().unwrap_or_default().to_string();
-        if let Some(ip) = ip {
-            self.report.ledger.posts.push((id.clone(), ip));
-        }
         let path = format!("/posts/{id}/messages");
         if let Some((201, m)) = self
             .call(
@@ -366,6 +349,46 @@ impl Worker {
                 .firsts
                 .push(m["id"].as_str().unwrap_or_default().to_string());
         }
+    }
+
+    /// Creates a post (a new source address when this one's creates are
+    /// spent); its id once answered 201. `words`: a note of the search
+    /// bench's (a dozen words) rather than the short run-tagged one.
+    async fn create(&mut self, words: bool) -> Option<String> {
+        if self.creates_left <= 0 && !self.reconnect().await {
+            return None;
+        }
+        let kind = if self.seq.is_multiple_of(2) {
+            "need"
+        } else {
+            "have"
+        };
+        let note = if words {
+            // The notes the search bench seeds: a dozen words, each post's
+            // own `x…q` among them (so no two are duplicates).
+            crate::search::note(((self.id as u64) << 32) | self.seq).1
+        } else {
+            self.note()
+        };
+        let ip = self.conn.as_ref().map(|c| c.ip);
+        let Some((201, post)) = self
+            .call(
+                "create",
+                "POST",
+                "/posts",
+                Some(json!({"kind": kind, "note": note})),
+                &[201],
+            )
+            .await
+        else {
+            return None;
+        };
+        self.creates_left -= 1;
+        let id = post["id"].as_str().unwrap_or_default().to_string();
+        if let Some(ip) = ip {
+            self.report.ledger.posts.push((id.clone(), ip));
+        }
+        Some(id)
     }
 
     fn pick_post(&mut self) -> Option<(String, String)> {

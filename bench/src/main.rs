@@ -16,6 +16,9 @@
 //!     needhave-bench write-instructions [--baseline BIN] [--needhave BIN] [--work DIR]
 //!                            [--conns 8] [--secs 10] [--prefixes …]
 //!                            callgrind's instructions per write answered 201, each server
+//!     needhave-bench index-creates [--needhave BIN] [--baseline BIN] [--work DIR] [--conns 1,8,64] [--rounds 5] [--secs 3]
+//!                            POST /posts only, this build with its word index against it a
+//!                            no-op, alternating; the median ratio at each connection count
 //!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 15] [--secs 3]
 //!                            GET /posts and durable writes, --metrics-addr on against off
 //!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
@@ -134,6 +137,7 @@ fn main() -> ExitCode {
         "group-sweep" => rt.block_on(sweep::sweep(&args)),
         "before-after" => rt.block_on(before_after::run(&args)),
         "write-instructions" => rt.block_on(before_after::instructions(&args)),
+        "index-creates" => rt.block_on(before_after::index_creates(&args)),
         "metrics-cost" => rt.block_on(metrics_cost(&args)),
         "reads" => rt.block_on(reads(&args)),
         "read-instructions" => rt.block_on(read_instructions::run(&args)),
