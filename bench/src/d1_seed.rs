@@ -7,6 +7,9 @@
 //! Each file holds multi-row INSERTs of posts (row numbers given, so that
 //! the index rows can name them) and of their words, the text
 //! `rules::words::index_text` makes, which is what the create batch binds.
+//! As a list's creates leave them: the posts up to the last multiple of
+//! `PENDING_MAX` in the index, the few newer ones with their words in
+//! their rows, above the index's mark.
 //! Multi-row statements because wrangler runs a file statement by statement
 //! and 200,000 single-row ones take many minutes; each stays well under
 //! D1's 100 KB statement limit.
@@ -15,7 +18,7 @@ use std::fmt::Write as _;
 
 use needhave::rules::words::index_text;
 use needhave::secrets::sha256_hex;
-use needhave::store::WORDS_BASE;
+use needhave::store::{PENDING_MAX, WORDS_BASE};
 
 use crate::search::note;
 
@@ -31,6 +34,7 @@ fn quoted(text: &str) -> String {
 pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<String>, String> {
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     let mut files = Vec::new();
+    let mark = posts / PENDING_MAX as u64 * PENDING_MAX as u64;
     let mut start = 0;
     while start < posts {
         let end = (start + per_file).min(posts);
@@ -49,31 +53,38 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                 // Row numbers from 1, as a fresh table gives them.
                 let rowid = i + 1;
                 let sep = if i == at { "" } else { "," };
+                let indexed = quoted(&index_text(kind, &text));
+                let own = if rowid > mark {
+                    indexed.as_str()
+                } else {
+                    "NULL"
+                };
                 let _ = write!(
                     rows,
-                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}')",
+                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}',{own})",
                     kind.as_str(),
                     quoted(&text),
                     sha256_hex(&key),
                 );
-                words.push(format!(
-                    "\n({},{})",
-                    WORDS_BASE - rowid as i64,
-                    quoted(&index_text(kind, &text))
-                ));
+                if rowid <= mark {
+                    words.push(format!("\n({},{indexed})", WORDS_BASE - rowid as i64));
+                }
             }
             let _ = writeln!(
                 sql,
-                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
+                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash, words) VALUES{rows};"
             );
             words.reverse();
-            let _ = writeln!(
-                sql,
-                "INSERT INTO post_words (rowid, words) VALUES{};",
-                words.join(",")
-            );
+            if !words.is_empty() {
+                let _ = writeln!(
+                    sql,
+                    "INSERT INTO post_words (rowid, words) VALUES{};",
+                    words.join(",")
+                );
+            }
             at = stop;
         }
+        let _ = writeln!(sql, "UPDATE words_mark SET upto = {mark};");
         let file = out.join(format!("seed-{:03}.sql", files.len()));
         std::fs::write(&file, sql).map_err(|e| e.to_string())?;
         files.push(file.to_string_lossy().into_owned());

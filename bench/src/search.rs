@@ -19,7 +19,7 @@ use needhave::handlers::posts::{find, page, Filter, Kind};
 use needhave::rules::words::index_text;
 use needhave::search::{Cursor, Words};
 use needhave::store::sqlite::{segments, SqliteStore};
-use needhave::store::WORDS_BASE;
+use needhave::store::{MARK_WORDS, MOVE_WORDS};
 use needhave::{Config, Ctx};
 
 use crate::scale::percentile;
@@ -84,34 +84,28 @@ fn seed_grouped(path: &str, n: u64, indexed: bool, group: u64) -> Result<SqliteS
             // Durability is not what the seed measures.
             c.execute_batch("PRAGMA synchronous = OFF; BEGIN")?;
             {
+                // Each post with its words in its row, then the move of
+                // the words into the index, as the create batch writes
+                // them (the store's own statements): 64 posts a move.
                 let mut post = c.prepare(
-                    "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) \
-                     VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5)",
+                    "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key, words) \
+                     VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5, ?6)",
                 )?;
-                // Each post's words under its row number reversed, after the
-                // transaction's posts and newest first, as the writer's group
-                // statement writes them (`INDEX_GROUP`).
-                let mut words = c.prepare("INSERT INTO post_words (rowid, words) VALUES (?1, ?2)")?;
-                let mut pending: Vec<(i64, String)> = Vec::new();
-                let mut flush = |pending: &mut Vec<(i64, String)>| -> rusqlite::Result<()> {
-                    for (rowid, text) in pending.drain(..).rev() {
-                        words.execute(params![WORDS_BASE - rowid, text])?;
-                    }
-                    Ok(())
-                };
+                let mut move_words = c.prepare(MOVE_WORDS)?;
+                let mut mark_words = c.prepare(MARK_WORDS)?;
                 for i in 0..n {
                     if group > 0 && i > 0 && i % group == 0 {
-                        flush(&mut pending)?;
                         c.execute_batch("COMMIT; BEGIN")?;
                     }
                     let (kind, note) = note(i);
                     let key = needhave::rules::note_key(&note);
-                    post.execute(params![format!("{i:032x}"), kind.as_str(), note, i as i64, key])?;
+                    let words = indexed.then(|| index_text(kind, &note));
+                    post.execute(params![format!("{i:032x}"), kind.as_str(), note, i as i64, key, words])?;
                     if indexed {
-                        pending.push((c.last_insert_rowid(), index_text(kind, &note)));
+                        move_words.execute([])?;
+                        mark_words.execute([])?;
                     }
                 }
-                flush(&mut pending)?;
             }
             c.execute_batch("COMMIT; PRAGMA synchronous = FULL")?;
             // No ANALYZE: the list never runs it, and its statistics change

@@ -69,7 +69,7 @@ impl Words {
             return None;
         }
         let mut out = String::new();
-        let mut push = |term: &str, prefix: bool| {
+        self.each_term(kind, |term, prefix| {
             if !out.is_empty() {
                 out.push(' ');
             }
@@ -80,25 +80,51 @@ impl Words {
             if prefix {
                 out.push('*');
             }
-        };
+        });
+        Some(out)
+    }
+
+    /// The terms as a JSON array of what a post's words, spaces around them
+    /// (`' ' || words || ' '`, the text `rules::words::index_text` makes),
+    /// must each contain to match as FTS5 matches
+    /// [`expression`](Self::expression): `" bike"` for a prefix (a term
+    /// that begins with it), `" ·need "` for a whole term. For the few
+    /// posts newer than the index, which a search reads beside it
+    /// (`handlers::posts::WORDS_SQL`). Terms hold only letters and digits:
+    /// nothing to escape.
+    pub fn needles(&self, kind: Option<Kind>) -> String {
+        let mut out = String::from("[");
+        self.each_term(kind, |term, prefix| {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str("\" ");
+            out.push_str(term);
+            out.push_str(if prefix { "\"" } else { " \"" });
+        });
+        out.push(']');
+        out
+    }
+
+    /// Calls `f` with each term of the query and whether it is a prefix.
+    fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool)) {
         if let Some(k) = kind {
-            push(kind_term(k), false);
+            f(kind_term(k), false);
         }
         for word in &self.0 {
             for p in pieces(word) {
                 match p {
-                    Piece::Spaced(s) => push(s, true),
+                    Piece::Spaced(s) => f(s, true),
                     Piece::Unspaced(run) => {
                         let pairs = bigrams(run);
                         let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
                         for pair in pairs {
-                            push(pair, single);
+                            f(pair, single);
                         }
                     }
                 }
             }
         }
-        Some(out)
     }
 }
 
@@ -192,6 +218,104 @@ impl schemars::JsonSchema for Cursor {
 mod tests {
     use super::*;
 
+    /// The few posts newer than the index are matched by their needles
+    /// (`instr`, as `WORDS_SQL` does), the others by FTS5 on the
+    /// expression: the two must agree on every note and query, kinds
+    /// included.
+    #[test]
+    fn needles_agree_with_the_index() {
+        use crate::rules::words::index_text;
+        let notes = [
+            "BIKES and ｇｐｕ to\u{200b}night at the cafe\u{301}, ÄRGER 4090",
+            "bike pump",
+            "a b c bi bik",
+            "我有一辆自行车可以借",
+            "今夜ノートパソコンを貸してください",
+            "ﾉｰﾄﾊﾟｿｺﾝ",
+            "ขายจักรยานมือสอง",
+            "RTX4090显卡 gpu",
+            "车",
+            "need a need have",
+        ];
+        let queries = [
+            "bike",
+            "bikes",
+            "b",
+            "bikesx",
+            "ikes",
+            "gpu",
+            "ＧＰＵ tonight",
+            "to night",
+            "café",
+            "ärger",
+            "409",
+            "090",
+            "自行车",
+            "自行",
+            "车自",
+            "车",
+            "一辆自行车可以借",
+            "パソコン",
+            "ﾊﾟｿｺﾝ",
+            "จักรยาน",
+            "ยานจัก",
+            "显卡",
+            "rtx",
+            "need",
+            "have",
+            "a b",
+            "pump bike",
+            "4090 显卡",
+        ];
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrate::apply(&conn).unwrap();
+        let mut indexed = Vec::new();
+        for (i, note) in notes.iter().enumerate() {
+            let kind = if i % 2 == 0 { Kind::Need } else { Kind::Have };
+            let words = index_text(kind, note);
+            conn.execute(
+                "INSERT INTO post_words (rowid, words) VALUES (?1, ?2)",
+                rusqlite::params![i as i64 + 1, words],
+            )
+            .unwrap();
+            indexed.push(words);
+        }
+        let mut compared = 0;
+        for q in queries {
+            let words = Words::parse(q).unwrap();
+            for kind in [None, Some(Kind::Need), Some(Kind::Have)] {
+                let expression = words.expression(kind).unwrap();
+                let by_index: Vec<i64> = conn
+                    .prepare(
+                        "SELECT rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid",
+                    )
+                    .unwrap()
+                    .query_map([&expression], |r| r.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                let by_needles: Vec<i64> = conn
+                    .prepare(
+                        "SELECT w.key + 1 FROM json_each(?1) AS w WHERE NOT EXISTS \
+                         (SELECT 1 FROM json_each(?2) WHERE coalesce(instr(' ' || w.value || ' ', value), 0) = 0) \
+                         ORDER BY w.key",
+                    )
+                    .unwrap()
+                    .query_map(
+                        [serde_json::to_string(&indexed).unwrap(), words.needles(kind)],
+                        |r| r.get(0),
+                    )
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert_eq!(by_needles, by_index, "{q:?} {kind:?}: {expression}");
+                compared += by_index.len();
+            }
+        }
+        // Not a comparison of empty answers.
+        assert!(compared > 40, "{compared}");
+    }
+
     #[test]
     fn queries() {
         let q = |s: &str| Words::parse(s).and_then(|w| w.expression(None));
@@ -203,6 +327,12 @@ mod tests {
         assert_eq!(
             Words::parse("bike").unwrap().expression(Some(Kind::Have)),
             Some("\"\u{b7}have\" \"bike\"*".into())
+        );
+        assert_eq!(
+            Words::parse("Bike 自行车")
+                .unwrap()
+                .needles(Some(Kind::Have)),
+            "[\" \u{b7}have \",\" bike\",\" 自行 \",\" 行车 \"]"
         );
         assert!(Words::parse(&"a ".repeat(8)).is_some());
         assert!(Words::parse(&"a ".repeat(9)).is_none());

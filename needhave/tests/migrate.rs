@@ -543,6 +543,129 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A file of the previous release (version 7: every post's words in the
+/// index, none in its row): the upgrade gives posts their words column and
+/// the index its mark at the newest post. The old posts are found from the
+/// index, a new post from its 201 (its words in its row), and still once
+/// the 64 posts after it have moved it into the index.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_version_7_file_keeps_its_index_and_finds_new_posts() {
+    let dir = scratch("v7");
+    let db = dir.join("v7.db");
+    {
+        let conn = Connection::open(&db).unwrap();
+        write_first_release(&conn);
+        for (name, sql) in migrations() {
+            if name.as_str() > "0001" && name.as_str() < "0008" {
+                conn.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        // As version 7 wrote them: key digests, and every post's words
+        // under its reversed row number.
+        let notes: Vec<(i64, String)> = conn
+            .prepare("SELECT rowid, note FROM posts ORDER BY rowid DESC")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (rowid, note) in &notes {
+            conn.execute(
+                "UPDATE posts SET note_key_hash = ?1 WHERE rowid = ?2 \
+                 AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1)",
+                rusqlite::params![note_key_hash(note), rowid],
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)",
+                rusqlite::params![
+                    rowid,
+                    needhave::rules::words::index_text(needhave::rules::Kind::Need, note)
+                ],
+            )
+            .unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+    }
+    let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
+    let server = Server::at(&url);
+    let reader = Client::new();
+    let found = |q: &'static str| {
+        let server = &server;
+        async move {
+            let r = send_to(
+                server,
+                reader.ip,
+                "GET",
+                &format!("/posts?q={q}"),
+                None,
+                &[],
+            )
+            .await;
+            assert_eq!(r.status, 200, "{}", r.text());
+            r.json()["posts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    let create = |ip, note: String| {
+        let server = &server;
+        async move {
+            let body = json!({"kind": "have", "note": note})
+                .to_string()
+                .into_bytes();
+            let r = send_to(server, ip, "POST", "/posts", Some(body), &[]).await;
+            assert_eq!(r.status, 201, "{}", r.text());
+            r.json()["id"].as_str().unwrap().to_string()
+        }
+    };
+    let old = |i: usize| format!("{i:032x}");
+    assert_eq!(found("BIKE").await, [old(6), old(1), old(0)]);
+    let new = create(Client::new().ip, "a new bike".into()).await;
+    assert_eq!(found("bike").await, [new.clone(), old(6), old(1), old(0)]);
+    assert_eq!(found("new").await, [new.clone()]);
+    // 64 more (ten a client, the create rate): the new bike moves in.
+    let mut client = Client::new();
+    for i in 0..needhave::store::PENDING_MAX {
+        if i % 10 == 0 {
+            client = Client::new();
+        }
+        create(client.ip, fresh_note("after")).await;
+    }
+    assert_eq!(found("bike").await, [new.clone(), old(6), old(1), old(0)]);
+    assert_eq!(found("new").await, [new]);
+    stop(child);
+
+    let conn = Connection::open(&db).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, migrate::VERSION);
+    // The old posts and the 64 that made the move are in the index; the
+    // last one waits above the mark, its words in its row.
+    let posts = OLD_NOTES.len() as i64 + 1 + needhave::store::PENDING_MAX;
+    let (upto, waiting): (i64, Option<String>) = conn
+        .query_row(
+            "SELECT (SELECT upto FROM words_mark), (SELECT words FROM posts WHERE rowid = ?1)",
+            [posts],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(upto, posts - 1);
+    assert!(waiting.is_some_and(|w| w.starts_with("\u{b7}have after ")));
+    assert_eq!(
+        indexed(&conn),
+        (1..posts).collect::<Vec<_>>(),
+        "every post up to the mark in the index, once"
+    );
+    drop(conn);
+    std::fs::remove_dir_all(dir).ok();
+}
+
 /// The upgrade from version 6 says how many posts it indexed again.
 #[test]
 fn the_upgrade_from_version_6_indexes_every_post_again() {
@@ -571,12 +694,18 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
     for (_, sql) in migrations() {
         conn.execute_batch(&sql).unwrap();
     }
-    // A post written by the new release, indexed at its insert.
+    // A post written by the release before this one, indexed at its
+    // insert; then one of this release, whose words wait in its row above
+    // the mark: not the back-fill's.
     conn.execute_batch(
         "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
          VALUES ('ffffffffffffffffffffffffffffffff', 'have', 'a new bike', 'h', 'ip', 9); \
          INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, '\u{b7}have a new bike' FROM posts \
-         WHERE id = 'ffffffffffffffffffffffffffffffff';",
+         WHERE id = 'ffffffffffffffffffffffffffffffff'; \
+         UPDATE words_mark SET upto = (SELECT max(rowid) FROM posts); \
+         INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, words) \
+         VALUES ('fffffffffffffffffffffffffffffffe', 'have', 'a newer bike', 'h', 'ip', 10, \
+         '\u{b7}have a newer bike');",
     )
     .unwrap();
     let wrangler_json = |conn: &Connection| {
@@ -750,7 +879,7 @@ fn the_statements_of_the_index_reverse_by_words_base() {
     let base = needhave::store::WORDS_BASE.to_string();
     assert_eq!(base, "268435456");
     for sql in [
-        needhave::store::INDEX_WORDS,
+        needhave::store::MOVE_WORDS,
         needhave::handlers::posts::WORDS_SQL,
         migrate::D1_UNINDEXED,
     ] {
@@ -765,4 +894,15 @@ fn the_statements_of_the_index_reverse_by_words_base() {
     )
     .unwrap();
     assert_eq!(d1.matches(&base).count(), 2, "{d1}");
+}
+
+/// The move into the index writes out `PENDING_MAX` (SQL has no
+/// constants): both of its statements compare with that number.
+#[test]
+fn the_move_into_the_index_waits_for_pending_max() {
+    let threshold = format!(">= {}", needhave::store::PENDING_MAX);
+    for sql in [needhave::store::MOVE_WORDS, needhave::store::MARK_WORDS] {
+        assert_eq!(sql.matches(&threshold).count(), 1, "{sql}");
+        assert_eq!(sql.matches(">=").count(), 1, "{sql}");
+    }
 }

@@ -14,7 +14,7 @@ use crate::rules;
 use crate::rules::words::index_text;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
-use crate::store::{prepare, RowExt, StoreExt, INDEX_WORDS};
+use crate::store::{prepare, RowExt, StoreExt, MARK_WORDS, MOVE_WORDS};
 
 pub use crate::rules::Kind;
 
@@ -87,8 +87,8 @@ pub struct Page {
 /// Guard parameters: ?1 key digest, ?2 note, ?3 key, ?4 ip hash, ?5 site
 /// hash, ?6 window start, ?7 and ?8 the rates; then the values.
 static CREATE: Guarded = guarded! {
-    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at) \
-            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12";
+    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at, words) \
+            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12, ?13";
     made "posts" "?9";
     "dup" => DuplicateNote if holds("NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1) \
         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash IS NULL AND note = ?2) \
@@ -126,11 +126,12 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         kind.as_str().into(),
         sha256_hex(&secret).into(),
         ctx.now_ms.into(),
+        // Its words, in its row: searchable the moment the 201 is sent, and
+        // moved into the index with the 63 posts before or after it.
+        index_text(kind, note).into(),
     ];
-    // The post's words, in the same batch (one transaction): searchable the
-    // moment the 201 is sent. Only a row the insert made is indexed.
-    let words = prepare(INDEX_WORDS).bind(&id).bind(index_text(kind, note));
-    CREATE.run_then(ctx, guards, values, vec![words]).await?;
+    let index = vec![prepare(MOVE_WORDS), prepare(MARK_WORDS)];
+    CREATE.run_then(ctx, guards, values, index).await?;
     Ok(PostCreated {
         id,
         kind,
@@ -207,25 +208,41 @@ const KIND_SQL: &str = page_sql!(
      WHERE kind = ?5 AND rowid < ?4 ORDER BY rowid DESC"
 );
 
-/// A page of the posts whose words match `?5`: the full-text index yields
-/// row numbers newest first from the cursor down, and stops at the page's
-/// end. The index holds each post under its row number reversed
-/// (2^28 − rowid: [`WORDS_BASE`](crate::store::WORDS_BASE)), so newest
-/// first is the index's own rising order, the one FTS5 walks without
-/// decoding a whole leaf first: "below the cursor" is "above the cursor
-/// reversed".
+/// A page of the posts whose words match `?5`, in two parts after the
+/// version row: the posts newer than the index of words (fewer than
+/// [`PENDING_MAX`](crate::store::PENDING_MAX), above the mark in
+/// `words_mark`) whose words hold every needle of `?6`
+/// ([`Words::needles`]: the same terms, matched by `instr` on the words in
+/// the post's row), then the index's page, which holds only older posts.
+/// Every post newer than the mark is newer than every post in the index,
+/// so the two parts, each newest first, are the page in order; a row
+/// without words (none is written so) matches nothing.
+///
+/// The index yields row numbers newest first from the cursor down, and
+/// stops at the page's end. It holds each post under its row number
+/// reversed (2^28 − rowid: [`WORDS_BASE`](crate::store::WORDS_BASE)), so
+/// newest first is the index's own rising order, the one FTS5 walks
+/// without decoding a whole leaf first: "below the cursor" is "above the
+/// cursor reversed".
 ///
 /// The cursor is cast: D1 binds every number as a REAL, and FTS5 starts
 /// its walk at a rowid bound only when the bound is an INTEGER. Given a
 /// REAL, it walks the word's list from the newest post and SQLite drops
 /// the rows above the cursor one by one: the same page, but the 100th page
 /// of a word then reads the 9,900 rows before it (D1 bills each).
-pub const WORDS_SQL: &str = page_sql!(
-    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+pub const WORDS_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, \
+     NULL AS kind, NULL AS note, NULL AS created_at \
+     UNION ALL SELECT * FROM (SELECT NULL, rowid, id, kind, note, created_at FROM posts \
+     WHERE rowid > (SELECT upto FROM words_mark) AND rowid < ?4 AND NOT EXISTS \
+     (SELECT 1 FROM json_each(?6) WHERE coalesce(instr(' ' || posts.words || ' ', value), 0) = 0) \
+     ORDER BY rowid DESC \
+     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE -1 END) \
+     UNION ALL SELECT * FROM (SELECT NULL, posts.rowid, posts.id, posts.kind, posts.note, \
+     posts.created_at \
      FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
      WHERE post_words MATCH ?5 AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
-     ORDER BY post_words.rowid"
-);
+     ORDER BY post_words.rowid \
+     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)";
 
 /// Above every row number: the bound of a first page. (2^53: D1 binds
 /// numbers as JavaScript doubles.)
@@ -279,6 +296,10 @@ impl Filter {
     fn expression(&self) -> Option<String> {
         self.words.as_ref().and_then(|w| w.expression(self.kind))
     }
+
+    fn needles(&self) -> Option<String> {
+        self.words.as_ref().map(|w| w.needles(self.kind))
+    }
 }
 
 /// A page as the store answered it: the list's version, and the rows of
@@ -309,7 +330,9 @@ pub async fn find(
             .bind(below)
     };
     let statement = match (filter.expression(), filter.kind) {
-        (Some(expression), _) => known(WORDS_SQL).bind(expression),
+        (Some(expression), _) => known(WORDS_SQL)
+            .bind(expression)
+            .bind(filter.needles().unwrap_or_default()),
         (None, Some(k)) => known(KIND_SQL).bind(k.as_str()),
         (None, None) => known(PAGE_SQL),
     };

@@ -87,20 +87,34 @@ pub fn prepare(sql: &'static str) -> Statement {
     }
 }
 
-/// The statement that writes a post's words into the word index, in the
-/// batch that inserts the post: `?1` the post's id, `?2` its words. It
-/// indexes only a row that batch wrote. One text for every store, so that a
-/// store may run it its own way: the SQLite store gathers a group commit's
-/// words and writes them in one statement at the group's end (see
-/// `sqlite/group.rs`), D1 runs it as it is.
+/// How many posts newer than the index of words a create lets gather
+/// before it moves them in: the posts a search reads beside the index
+/// (fewer than this), against the segments FTS5 writes (one a move).
+/// Written out in [`MOVE_WORDS`] and [`MARK_WORDS`], which are
+/// `&'static str`s; a test checks them against it.
+pub const PENDING_MAX: i64 = 64;
+
+/// The statements that end a create's batch (one transaction, both
+/// stores): when the posts newer than the index's mark (`words_mark`) are
+/// [`PENDING_MAX`] or more, their words (each in its row, written by the
+/// insert) go into the index, newest first, then the mark moves up to the
+/// newest post. Otherwise they write nothing. A post is found from its 201
+/// either way: a search reads the posts above the mark beside the index.
 ///
 /// The index holds each post under its row number reversed
 /// ([`WORDS_BASE`] − rowid), so that FTS5's own order, rising row numbers,
 /// is the list's newest first: a page is a forward walk from the cursor,
 /// where a walk against FTS5's order decodes the whole leaf it starts on
-/// first (docs/finding.md, "Instructions per query").
-pub const INDEX_WORDS: &str =
-    "INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, ?2 FROM posts WHERE id = ?1";
+/// first (docs/finding.md, "Instructions per query"). Newest first is also
+/// the order FTS5 gathers a transaction's rows in without flushing them.
+pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
+     SELECT 268435456 - rowid, words FROM posts WHERE rowid > (SELECT upto FROM words_mark) \
+     AND (SELECT max(rowid) FROM posts) - (SELECT upto FROM words_mark) >= 64 \
+     ORDER BY rowid DESC";
+
+/// See [`MOVE_WORDS`]: the mark, after the words it moved.
+pub const MARK_WORDS: &str = "UPDATE words_mark SET upto = (SELECT max(rowid) FROM posts) \
+     WHERE (SELECT max(rowid) FROM posts) - upto >= 64";
 
 /// What a post's row number is taken from to make its row number in the
 /// index of words (2^28, written out in every statement that reads or

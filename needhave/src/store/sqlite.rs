@@ -31,7 +31,7 @@ mod walclock;
 
 use run::{run_one, unavailable};
 
-pub use group::{on_commit, Policy as GroupPolicy, Stats as GroupStats, INDEX_GROUP};
+pub use group::{on_commit, Policy as GroupPolicy, Stats as GroupStats};
 
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};

@@ -47,20 +47,12 @@
 //!   An operator whose fsyncs are slow and who would rather spend latency
 //!   than fsyncs can set one.
 //!
-//! **The word index is written once per group.** FTS5 keeps the words of
-//! its inserts in memory until the transaction commits, but it must write
-//! them out as a new segment of the index at every savepoint that opens
-//! after them (one per batch, and the statement savepoint of every
-//! `INSERT … SELECT` that follows), or a rollback to that savepoint could
-//! not undo them. Run in place, each create's [`INDEX_WORDS`] would make a
-//! segment of its own, and FTS5 would spend more on writing and merging
-//! those one-post segments than on the rest of the write. So the writer
-//! keeps each batch's words aside (dropped with the batch if it fails) and
-//! writes the group's in one statement after its last batch, before the
-//! COMMIT: the same transaction, so a post is searchable exactly when its
-//! 201 is sent, and still only a post its batch wrote is indexed (the
-//! statement joins `posts` by id). Should that statement fail, the whole
-//! group rolls back and every batch in it is answered with the error.
+//! The index of words costs a group commit nothing of its own: a create
+//! leaves its words in its row, and the create that gathers 64 such posts
+//! moves them into the index in its batch ([`MOVE_WORDS`](crate::store::MOVE_WORDS)).
+//! FTS5 writes the words of a transaction as a segment when the next
+//! savepoint opens (one per batch), so a move is one segment, whichever
+//! group it falls in.
 //!
 //! When its queue has stayed empty for [`QUIET`] after a commit, the thread
 //! merges the index of words in bounded steps, looking at the queue
@@ -82,7 +74,7 @@ use tokio::sync::oneshot;
 
 use super::files::Identity;
 use super::run::{run_one, unavailable};
-use crate::store::{Memo, Row, Statement, StoreError, StoreResult, Value, INDEX_WORDS};
+use crate::store::{Memo, Row, Statement, StoreError, StoreResult};
 
 /// The most batches one commit carries, by default: the smallest power of
 /// two at which a write's share of the slowest fsync measured is under the
@@ -261,8 +253,6 @@ impl Writer {
         let mut answers: Vec<Answer> = Vec::with_capacity(group.len());
         // Batches whose work is in the open transaction.
         let mut open = Vec::new();
-        // Their words for the index, written after the last batch.
-        let mut words = Words::default();
         let mut began = false;
         for (i, job) in group.iter().enumerate() {
             if !began {
@@ -279,7 +269,7 @@ impl Writer {
                 }
                 began = true;
             }
-            let answer = one_batch(&conn, &job.statements, &mut words);
+            let answer = one_batch(&conn, &job.statements);
             if answer.is_ok() {
                 open.push(i);
             } else if conn.is_autocommit() {
@@ -291,20 +281,9 @@ impl Writer {
                     ));
                 }
                 open.clear();
-                words.clear();
                 began = false;
             }
             answers.push(answer);
-        }
-        if began && !words.is_empty() {
-            if let Err(e) = words.write(&conn) {
-                let _ = conn.execute_batch("ROLLBACK");
-                let message = e.to_string();
-                for &j in &open {
-                    answers[j] = Err(StoreError(message.clone()));
-                }
-                began = false;
-            }
         }
         let ran = Instant::now();
         let micros = |d: Duration| d.as_micros().min(u128::from(u64::MAX)) as u64;
@@ -352,29 +331,15 @@ impl Writer {
     }
 }
 
-/// One batch as its own unit inside the group's transaction; its
-/// [`INDEX_WORDS`] statements go to `words` instead of running (and are
-/// taken back out if the batch fails).
-fn one_batch<'a>(conn: &Connection, statements: &'a [Statement], words: &mut Words<'a>) -> Answer {
-    let kept = words.len();
+/// One batch as its own unit inside the group's transaction: a savepoint,
+/// rolled back to if the batch fails.
+fn one_batch(conn: &Connection, statements: &[Statement]) -> Answer {
     conn.prepare_cached("SAVEPOINT batch")?.execute([])?;
-    let result: Answer = statements
-        .iter()
-        .map(|s| {
-            if words.keep(s) {
-                Ok(Vec::new())
-            } else {
-                run_one(conn, s)
-            }
-        })
-        .collect();
-    if result.is_err() {
-        words.truncate(kept);
-        if !conn.is_autocommit() {
-            let _ = conn
-                .prepare_cached("ROLLBACK TO batch")
-                .and_then(|mut s| s.execute([]));
-        }
+    let result: Answer = statements.iter().map(|s| run_one(conn, s)).collect();
+    if result.is_err() && !conn.is_autocommit() {
+        let _ = conn
+            .prepare_cached("ROLLBACK TO batch")
+            .and_then(|mut s| s.execute([]));
     }
     if !conn.is_autocommit() {
         conn.prepare_cached("RELEASE batch")?.execute([])?;
@@ -382,86 +347,37 @@ fn one_batch<'a>(conn: &Connection, statements: &'a [Statement], words: &mut Wor
     result
 }
 
-/// The words of a group's posts, `(post id, words)` in batch order, as its
-/// batches' [`INDEX_WORDS`] bound them.
-#[derive(Default)]
-struct Words<'a>(Vec<[&'a str; 2]>);
-
-/// [`INDEX_WORDS`] for many posts at once: `?1` a JSON array of `[id,
-/// words]`. Each post under its row number reversed, as [`INDEX_WORDS`]
-/// writes it, newest post first: FTS5 takes a transaction's rows without
-/// writing a segment between them only while their row numbers ascend
-/// (`sqlite3Fts5IndexBeginWrite` flushes on a lower one), and the reversed
-/// numbers ascend from the newest post. The words outer (`CROSS JOIN`),
-/// each post found by its id.
-pub const INDEX_GROUP: &str = "INSERT INTO post_words (rowid, words) \
-     SELECT 268435456 - p.rowid, w.value ->> 1 FROM json_each(?1) AS w CROSS JOIN posts AS p \
-     ON p.id = w.value ->> 0 ORDER BY p.rowid DESC";
-
-impl<'a> Words<'a> {
-    /// Keeps `s`'s words if it is an [`INDEX_WORDS`]; false if it is not
-    /// one, and must run.
-    fn keep(&mut self, s: &'a Statement) -> bool {
-        match (s.sql == INDEX_WORDS, s.params.as_slice()) {
-            (true, [Value::Text(id), Value::Text(words)]) => {
-                self.0.push([id.as_str(), words.as_str()]);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    fn truncate(&mut self, len: usize) {
-        self.0.truncate(len);
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// Writes them, in the open transaction.
-    fn write(&self, conn: &Connection) -> rusqlite::Result<()> {
-        let json = serde_json::to_string(&self.0)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        conn.prepare_cached(INDEX_GROUP)?.execute([json])?;
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::prepare;
+    use crate::store::{prepare, MARK_WORDS, MOVE_WORDS};
 
     fn job(statements: Vec<Statement>) -> Job {
         let (reply, _) = oneshot::channel();
         Job { statements, reply }
     }
 
-    fn post(id: &str) -> Statement {
-        prepare(
-            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
-             VALUES (?1, 'need', ?1, 's', 'i', 1)",
-        )
-        .bind(id)
+    /// A create's batch as the handler makes it, without its guards: the
+    /// post with its words, then the move of the words into the index.
+    fn create(id: &str, words: &str) -> Vec<Statement> {
+        vec![
+            prepare(
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, words) \
+                 VALUES (?1, 'need', ?1, 's', 'i', 1, ?2)",
+            )
+            .bind(id)
+            .bind(words),
+            prepare(MOVE_WORDS),
+            prepare(MARK_WORDS),
+        ]
     }
 
-    fn words(id: &str, words: &str) -> Statement {
-        prepare(INDEX_WORDS).bind(id).bind(words)
-    }
-
-    /// A group's words are written after its batches: a failed batch's and
-    /// a missing post's are not, the others' are, in the same commit.
+    /// Creates in one group, past the 64 that make a move: the batch that
+    /// makes the 64th post moves them, and a batch that fails after its
+    /// move takes the move back with it, so the next batch moves instead.
+    /// Every post the group kept is in the index or above the mark, once.
     #[test]
-    fn a_groups_words_are_those_of_its_posts() {
+    fn a_move_belongs_to_the_batch_that_makes_it() {
         let conn = Connection::open_in_memory().unwrap();
         crate::store::migrate::apply(&conn).unwrap();
         let conn = Arc::new(Mutex::new(conn));
@@ -472,38 +388,36 @@ mod tests {
             policy: Policy::default(),
             stats: Arc::new(Stats::default()),
         };
-        let group = [
-            job(vec![post("a"), words("a", "alpha")]),
-            job(vec![
-                post("b"),
-                words("b", "beta"),
-                prepare("SELECT * FROM nowhere"),
-            ]),
-            job(vec![words("c", "gamma")]),
-            job(vec![post("d"), words("d", "delta alpha")]),
-        ];
+        let mut group: Vec<Job> = (0..70)
+            .map(|i| job(create(&format!("p{i}"), &format!("\u{b7}need alpha w{i}"))))
+            .collect();
+        // The 64th post's batch fails after its move.
+        group[63].statements.push(prepare("SELECT * FROM nowhere"));
         let answers = writer.commit(&group);
-        let ok: Vec<bool> = answers.iter().map(Result::is_ok).collect();
-        assert_eq!(ok, [true, false, true, true]);
+        let failed: Vec<usize> = (0..70).filter(|&i| answers[i].is_err()).collect();
+        assert_eq!(failed, [63]);
         let conn = conn.lock().unwrap();
-        let found = |word: &str| -> Vec<String> {
-            conn.prepare(
-                "SELECT p.id FROM post_words JOIN posts p ON p.rowid = 268435456 - post_words.rowid \
-                 WHERE post_words MATCH ?1 ORDER BY p.rowid",
-            )
-            .unwrap()
-            .query_map([word], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        let ids = |sql: &str| -> Vec<String> {
+            conn.prepare(sql)
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
         };
-        assert_eq!(found("alpha"), ["a", "d"]);
-        assert_eq!(found("delta"), ["d"]);
-        assert!(found("beta").is_empty());
-        assert!(found("gamma").is_empty());
+        let indexed = ids(
+            "SELECT p.id FROM post_words JOIN posts p ON p.rowid = 268435456 - post_words.rowid \
+             WHERE post_words MATCH 'alpha' ORDER BY p.rowid",
+        );
+        let above =
+            ids("SELECT id FROM posts WHERE rowid > (SELECT upto FROM words_mark) ORDER BY rowid");
+        let name = |i: usize| format!("p{i}");
+        // p64 made the 64th post kept: it moved p0..p62 and itself.
+        let expected: Vec<String> = (0..65).filter(|&i| i != 63).map(name).collect();
+        assert_eq!(indexed, expected);
+        assert_eq!(above, (65..70).map(name).collect::<Vec<_>>());
         assert!(conn.is_autocommit());
-        // The group's words are one segment: their reversed row numbers
-        // reach FTS5 ascending.
+        // One move, one segment.
         let segments: Vec<u64> = super::super::segments::levels(&conn)
             .unwrap()
             .iter()
