@@ -20,12 +20,7 @@ CREATE TABLE IF NOT EXISTS posts (
   -- compares. NULL only on an old row whose key an older row holds.
   note_key_hash TEXT,
   -- Salted SHA-256 of the client's site (its IPv6 /48); NULL for IPv4.
-  site_hash   TEXT,
-  -- The post's words as the index of words holds them (search.rs: its
-  -- kind's term, then each distinct word): written with the post, read by
-  -- a search while the post is newer than the index (words_mark, below).
-  -- NULL on rows older than migrations/0008, which the index holds.
-  words       TEXT
+  site_hash   TEXT
 );
 
 -- The duplicate rule, on the normalized key's digest; also what a
@@ -55,17 +50,18 @@ CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
   words, content = '', columnsize = 0, detail = none,
   tokenize = 'ascii', prefix = '1 2 3 4 5 6 7 8'
 );
--- How far the index of words goes: every post up to row `upto` is in
--- post_words, every newer one (fewer than 64) only carries its words in
--- its row, and a search reads those few rows beside the index. The create
--- that makes 64 such posts moves them all into the index in its own batch,
--- so FTS5 writes one segment per 64 posts instead of one per commit (a
--- segment costs a commit six pages; docs/finding.md, "Creates"). One row.
-CREATE TABLE IF NOT EXISTS words_mark (
-  upto INTEGER NOT NULL
+-- The words of the newest posts, fewer than 64, that post_words does not
+-- hold yet, each under its post's row number (the text post_words would
+-- hold). A create writes its post's words here, in its batch; the create
+-- that makes 64 moves them all into post_words and deletes them here, so
+-- FTS5 writes one segment per 64 posts instead of one per commit (a
+-- segment costs a commit six pages; docs/finding.md, "Creates"). A search
+-- reads these few rows beside the index. Every post is in exactly one of
+-- the two.
+CREATE TABLE IF NOT EXISTS words_new (
+  post  INTEGER PRIMARY KEY,                                -- posts.rowid
+  words TEXT    NOT NULL
 );
-INSERT INTO words_mark (upto) SELECT coalesce(max(rowid), 0) FROM posts
-  WHERE NOT EXISTS (SELECT 1 FROM words_mark);
 -- The per-IP create limit.
 CREATE INDEX IF NOT EXISTS posts_ip ON posts (ip_hash, created_at);
 -- The per-site create limit (IPv6 clients only).

@@ -8,8 +8,7 @@
 //! the index rows can name them) and of their words, the text
 //! `rules::words::index_text` makes, which is what the create batch binds.
 //! As a list's creates leave them: the posts up to the last multiple of
-//! `PENDING_MAX` in the index, the few newer ones with their words in
-//! their rows, above the index's mark.
+//! `PENDING_MAX` in the index, the few newer ones' words in `words_new`.
 //! Multi-row statements because wrangler runs a file statement by statement
 //! and 200,000 single-row ones take many minutes; each stays well under
 //! D1's 100 KB statement limit.
@@ -47,32 +46,30 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
             // writes it, newest first: FTS5 keeps a statement's rows in one
             // segment only while their row numbers ascend.
             let mut words = Vec::new();
+            let mut waiting = Vec::new();
             for i in at..stop {
                 let (kind, text) = note(i);
                 let key = needhave::rules::note_key(&text);
                 // Row numbers from 1, as a fresh table gives them.
                 let rowid = i + 1;
                 let sep = if i == at { "" } else { "," };
-                let indexed = quoted(&index_text(kind, &text));
-                let own = if rowid > mark {
-                    indexed.as_str()
-                } else {
-                    "NULL"
-                };
                 let _ = write!(
                     rows,
-                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}',{own})",
+                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}')",
                     kind.as_str(),
                     quoted(&text),
                     sha256_hex(&key),
                 );
+                let indexed = quoted(&index_text(kind, &text));
                 if rowid <= mark {
                     words.push(format!("\n({},{indexed})", WORDS_BASE - rowid as i64));
+                } else {
+                    waiting.push(format!("\n({rowid},{indexed})"));
                 }
             }
             let _ = writeln!(
                 sql,
-                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash, words) VALUES{rows};"
+                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
             );
             words.reverse();
             if !words.is_empty() {
@@ -82,9 +79,15 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     words.join(",")
                 );
             }
+            if !waiting.is_empty() {
+                let _ = writeln!(
+                    sql,
+                    "INSERT INTO words_new (post, words) VALUES{};",
+                    waiting.join(",")
+                );
+            }
             at = stop;
         }
-        let _ = writeln!(sql, "UPDATE words_mark SET upto = {mark};");
         let file = out.join(format!("seed-{:03}.sql", files.len()));
         std::fs::write(&file, sql).map_err(|e| e.to_string())?;
         files.push(file.to_string_lossy().into_owned());

@@ -19,7 +19,7 @@ use needhave::handlers::posts::{find, page, Filter, Kind};
 use needhave::rules::words::index_text;
 use needhave::search::{Cursor, Words};
 use needhave::store::sqlite::{segments, SqliteStore};
-use needhave::store::{MARK_WORDS, MOVE_WORDS};
+use needhave::store::{CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
 use needhave::{Config, Ctx};
 
 use crate::scale::percentile;
@@ -84,26 +84,28 @@ fn seed_grouped(path: &str, n: u64, indexed: bool, group: u64) -> Result<SqliteS
             // Durability is not what the seed measures.
             c.execute_batch("PRAGMA synchronous = OFF; BEGIN")?;
             {
-                // Each post with its words in its row, then the move of
-                // the words into the index, as the create batch writes
-                // them (the store's own statements): 64 posts a move.
+                // Each post, then its words as the create batch writes them
+                // (the store's own statements): into words_new, and 64
+                // posts a move into the index.
                 let mut post = c.prepare(
-                    "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key, words) \
-                     VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5, ?6)",
+                    "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) \
+                     VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5)",
                 )?;
+                let mut new_words = c.prepare(NEW_WORDS)?;
                 let mut move_words = c.prepare(MOVE_WORDS)?;
-                let mut mark_words = c.prepare(MARK_WORDS)?;
+                let mut clear_words = c.prepare(CLEAR_WORDS)?;
                 for i in 0..n {
                     if group > 0 && i > 0 && i % group == 0 {
                         c.execute_batch("COMMIT; BEGIN")?;
                     }
                     let (kind, note) = note(i);
                     let key = needhave::rules::note_key(&note);
-                    let words = indexed.then(|| index_text(kind, &note));
-                    post.execute(params![format!("{i:032x}"), kind.as_str(), note, i as i64, key, words])?;
+                    let id = format!("{i:032x}");
+                    post.execute(params![id, kind.as_str(), note, i as i64, key])?;
                     if indexed {
+                        new_words.execute(params![id, index_text(kind, &note)])?;
                         move_words.execute([])?;
-                        mark_words.execute([])?;
+                        clear_words.execute([])?;
                     }
                 }
             }

@@ -94,8 +94,6 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
             for (rowid, text) in index.iter().rev() {
                 words.execute(params![rowid, text])?;
             }
-            // Every post in the index: none above its mark.
-            c.execute("UPDATE words_mark SET upto = (SELECT max(rowid) FROM posts)", [])?;
         }
         c.execute_batch("COMMIT")?;
         c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE;")?;

@@ -503,6 +503,25 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             Box::new(|i| format!("{}{}", "\u{20000}".repeat(498), tail(i))),
         ),
         ("two letters", Box::new(tail)),
+        // And as spaced words: one-letter words of two-byte letters.
+        (
+            "distinct words x 166",
+            Box::new(|i| {
+                (0..166)
+                    .map(|k| {
+                        char::from_u32(0x3b1 + ((i + k) % 25) as u32)
+                            .unwrap()
+                            .to_string()
+                            + &char::from_u32(0x430 + ((i / 25 + k) % 32) as u32)
+                                .unwrap()
+                                .to_string()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    + " "
+                    + &tail(i)
+            }),
+        ),
     ];
     for (label, note) in cases {
         let (per_post, bound) = disk_per_post(label, n, note).await;

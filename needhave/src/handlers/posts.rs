@@ -14,7 +14,7 @@ use crate::rules;
 use crate::rules::words::index_text;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
-use crate::store::{prepare, RowExt, StoreExt, MARK_WORDS, MOVE_WORDS};
+use crate::store::{prepare, RowExt, StoreExt, CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
 
 pub use crate::rules::Kind;
 
@@ -87,8 +87,8 @@ pub struct Page {
 /// Guard parameters: ?1 key digest, ?2 note, ?3 key, ?4 ip hash, ?5 site
 /// hash, ?6 window start, ?7 and ?8 the rates; then the values.
 static CREATE: Guarded = guarded! {
-    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at, words) \
-            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12, ?13";
+    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at) \
+            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12";
     made "posts" "?9";
     "dup" => DuplicateNote if holds("NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1) \
         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash IS NULL AND note = ?2) \
@@ -126,11 +126,15 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         kind.as_str().into(),
         sha256_hex(&secret).into(),
         ctx.now_ms.into(),
-        // Its words, in its row: searchable the moment the 201 is sent, and
-        // moved into the index with the 63 posts before or after it.
-        index_text(kind, note).into(),
     ];
-    let index = vec![prepare(MOVE_WORDS), prepare(MARK_WORDS)];
+    // Its words, in the same batch (one transaction): searchable the moment
+    // the 201 is sent, and moved into the index with 63 others. Only a row
+    // the insert made gets words.
+    let index = vec![
+        prepare(NEW_WORDS).bind(&id).bind(index_text(kind, note)),
+        prepare(MOVE_WORDS),
+        prepare(CLEAR_WORDS),
+    ];
     CREATE.run_then(ctx, guards, values, index).await?;
     Ok(PostCreated {
         id,
@@ -209,14 +213,12 @@ const KIND_SQL: &str = page_sql!(
 );
 
 /// A page of the posts whose words match `?5`, in two parts after the
-/// version row: the posts newer than the index of words (fewer than
-/// [`PENDING_MAX`](crate::store::PENDING_MAX), above the mark in
-/// `words_mark`) whose words hold every needle of `?6`
-/// ([`Words::needles`]: the same terms, matched by `instr` on the words in
-/// the post's row), then the index's page, which holds only older posts.
-/// Every post newer than the mark is newer than every post in the index,
-/// so the two parts, each newest first, are the page in order; a row
-/// without words (none is written so) matches nothing.
+/// version row: the posts whose words wait in `words_new` (fewer than
+/// [`PENDING_MAX`](crate::store::PENDING_MAX)) and hold every needle of
+/// `?6` ([`Words::needles`]: the same terms, matched by `instr`), then the
+/// index's page. Every post in `words_new` is newer than every post in the
+/// index (a move takes them all), so the two parts, each newest first, are
+/// the page in order.
 ///
 /// The index yields row numbers newest first from the cursor down, and
 /// stops at the page's end. It holds each post under its row number
@@ -232,10 +234,11 @@ const KIND_SQL: &str = page_sql!(
 /// of a word then reads the 9,900 rows before it (D1 bills each).
 pub const WORDS_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, \
      NULL AS kind, NULL AS note, NULL AS created_at \
-     UNION ALL SELECT * FROM (SELECT NULL, rowid, id, kind, note, created_at FROM posts \
-     WHERE rowid > (SELECT upto FROM words_mark) AND rowid < ?4 AND NOT EXISTS \
-     (SELECT 1 FROM json_each(?6) WHERE coalesce(instr(' ' || posts.words || ' ', value), 0) = 0) \
-     ORDER BY rowid DESC \
+     UNION ALL SELECT * FROM (SELECT NULL, posts.rowid, posts.id, posts.kind, posts.note, \
+     posts.created_at FROM words_new JOIN posts ON posts.rowid = words_new.post \
+     WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
+     WHERE instr(' ' || words_new.words || ' ', value) = 0) \
+     ORDER BY words_new.post DESC \
      LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE -1 END) \
      UNION ALL SELECT * FROM (SELECT NULL, posts.rowid, posts.id, posts.kind, posts.note, \
      posts.created_at \

@@ -30,7 +30,7 @@ use crate::rules::Kind;
 /// every open; 0006's index of words is schema.sql's too, and its words for
 /// old posts are computed here ([`fill_words`]); 0007 makes that index
 /// again, its words under reversed row numbers, and [`fill_words`] fills it;
-/// 0008 gives posts their words column and the index its mark.
+/// 0008 adds the table where a new post's words wait for the index.
 pub const VERSION: i64 = 8;
 
 /// The fresh schema, shared with D1: what every open applies last.
@@ -42,8 +42,6 @@ const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
 const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
 /// migrations/0007: the index of words made again, for reversed row numbers.
 const WORDS_REVERSED: &str = include_str!("../../../migrations/0007_words_newest_first.sql");
-/// migrations/0008: the words column of posts and the index's mark.
-const WORDS_PENDING: &str = include_str!("../../../migrations/0008_words_pending.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -106,9 +104,6 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     if from < 7 && has_table(conn, "post_words")? {
         conn.execute_batch(WORDS_REVERSED)?;
     }
-    if has_table(conn, "posts")? && !has_column(conn, "posts", "words")? {
-        conn.execute_batch(WORDS_PENDING)?;
-    }
     conn.execute_batch(SCHEMA)?;
     let (keyed, shared) = fill_keys(conn)?;
     done.keyed = keyed;
@@ -167,9 +162,9 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
     Ok((keyed, old.len() - keyed))
 }
 
-/// Indexes the words of every post up to the mark (`words_mark`) that the
-/// index does not hold yet (all of them, on the upgrade that makes the
-/// index; a newer post's words are in its row), each under its row number
+/// Indexes the words of every post that the index does not hold yet and
+/// whose words do not wait in `words_new` (all of them, on the upgrade
+/// that makes the index), each under its row number
 /// reversed as [`MOVE_WORDS`](crate::store::MOVE_WORDS) writes it, newest
 /// first: the reversed numbers then ascend, and FTS5 gathers the rows of a
 /// transaction into one segment only while they do. Returns how many.
@@ -179,7 +174,7 @@ fn fill_words(conn: &Connection) -> rusqlite::Result<usize> {
         .query_map([ANY_INDEXED], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
     let mut read = conn.prepare(
-        "SELECT rowid, kind, note FROM posts WHERE rowid <= (SELECT upto FROM words_mark) \
+        "SELECT rowid, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \
          ORDER BY rowid DESC",
     )?;
     let mut add =
@@ -223,7 +218,7 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
         let words = hex::encode(index_text(kind, note).as_bytes());
         sql.push_str(&format!(
             "INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, CAST(X'{words}' AS TEXT) \
-             FROM posts WHERE id = '{id}' AND rowid <= (SELECT upto FROM words_mark) \
+             FROM posts WHERE id = '{id}' AND rowid NOT IN (SELECT post FROM words_new) \
              AND NOT EXISTS (SELECT 1 FROM post_words \
              WHERE post_words MATCH '{ANY_INDEXED}' AND post_words.rowid = 268435456 - posts.rowid);\n"
         ));
@@ -231,11 +226,12 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
     Ok(sql)
 }
 
-/// The query whose `--json` output [`d1_word_inserts`] reads: the posts up
-/// to the mark that the index does not hold, newest first (so that the
-/// reversed row numbers the INSERTs write ascend).
+/// The query whose `--json` output [`d1_word_inserts`] reads: the posts
+/// the index does not hold and whose words do not wait in `words_new`,
+/// newest first (so that the reversed row numbers the INSERTs write
+/// ascend).
 pub const D1_UNINDEXED: &str = "SELECT id, kind, note FROM posts \
-     WHERE rowid <= (SELECT upto FROM words_mark) AND 268435456 - rowid NOT IN \
+     WHERE rowid NOT IN (SELECT post FROM words_new) AND 268435456 - rowid NOT IN \
      (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{b7}need\" OR \"\u{b7}have\"') \
      ORDER BY rowid DESC";
 

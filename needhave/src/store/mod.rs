@@ -87,19 +87,24 @@ pub fn prepare(sql: &'static str) -> Statement {
     }
 }
 
-/// How many posts newer than the index of words a create lets gather
-/// before it moves them in: the posts a search reads beside the index
+/// How many posts' words wait in `words_new` before a create moves them
+/// into the index of words: the rows a search reads beside the index
 /// (fewer than this), against the segments FTS5 writes (one a move).
-/// Written out in [`MOVE_WORDS`] and [`MARK_WORDS`], which are
+/// Written out in [`MOVE_WORDS`] and [`CLEAR_WORDS`], which are
 /// `&'static str`s; a test checks them against it.
 pub const PENDING_MAX: i64 = 64;
 
-/// The statements that end a create's batch (one transaction, both
-/// stores): when the posts newer than the index's mark (`words_mark`) are
-/// [`PENDING_MAX`] or more, their words (each in its row, written by the
-/// insert) go into the index, newest first, then the mark moves up to the
-/// newest post. Otherwise they write nothing. A post is found from its 201
-/// either way: a search reads the posts above the mark beside the index.
+/// The statements that end a create's batch, after its insert (one
+/// transaction, both stores): the post's words into `words_new` (`?1` the
+/// post's id, `?2` its words; only a row the insert made), then
+/// [`MOVE_WORDS`] and [`CLEAR_WORDS`]. A post is found from its 201
+/// either way: a search reads `words_new` beside the index.
+pub const NEW_WORDS: &str =
+    "INSERT INTO words_new (post, words) SELECT rowid, ?2 FROM posts WHERE id = ?1";
+
+/// Once [`PENDING_MAX`] posts' words wait in `words_new`, all go into the
+/// index, newest first; otherwise nothing. [`CLEAR_WORDS`] then empties
+/// `words_new`.
 ///
 /// The index holds each post under its row number reversed
 /// ([`WORDS_BASE`] − rowid), so that FTS5's own order, rising row numbers,
@@ -108,13 +113,11 @@ pub const PENDING_MAX: i64 = 64;
 /// first (docs/finding.md, "Instructions per query"). Newest first is also
 /// the order FTS5 gathers a transaction's rows in without flushing them.
 pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
-     SELECT 268435456 - rowid, words FROM posts WHERE rowid > (SELECT upto FROM words_mark) \
-     AND (SELECT max(rowid) FROM posts) - (SELECT upto FROM words_mark) >= 64 \
-     ORDER BY rowid DESC";
+     SELECT 268435456 - post, words FROM words_new \
+     WHERE (SELECT count(*) FROM words_new) >= 64 ORDER BY post DESC";
 
-/// See [`MOVE_WORDS`]: the mark, after the words it moved.
-pub const MARK_WORDS: &str = "UPDATE words_mark SET upto = (SELECT max(rowid) FROM posts) \
-     WHERE (SELECT max(rowid) FROM posts) - upto >= 64";
+/// See [`MOVE_WORDS`].
+pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
 
 /// What a post's row number is taken from to make its row number in the
 /// index of words (2^28, written out in every statement that reads or

@@ -48,7 +48,7 @@
 //!   than fsyncs can set one.
 //!
 //! The index of words costs a group commit nothing of its own: a create
-//! leaves its words in its row, and the create that gathers 64 such posts
+//! leaves its words in `words_new`, and the create that gathers 64 there
 //! moves them into the index in its batch ([`MOVE_WORDS`](crate::store::MOVE_WORDS)).
 //! FTS5 writes the words of a transaction as a segment when the next
 //! savepoint opens (one per batch), so a move is one segment, whichever
@@ -350,7 +350,7 @@ fn one_batch(conn: &Connection, statements: &[Statement]) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{prepare, MARK_WORDS, MOVE_WORDS};
+    use crate::store::{prepare, CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
 
     fn job(statements: Vec<Statement>) -> Job {
         let (reply, _) = oneshot::channel();
@@ -362,20 +362,20 @@ mod tests {
     fn create(id: &str, words: &str) -> Vec<Statement> {
         vec![
             prepare(
-                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, words) \
-                 VALUES (?1, 'need', ?1, 's', 'i', 1, ?2)",
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+                 VALUES (?1, 'need', ?1, 's', 'i', 1)",
             )
-            .bind(id)
-            .bind(words),
+            .bind(id),
+            prepare(NEW_WORDS).bind(id).bind(words),
             prepare(MOVE_WORDS),
-            prepare(MARK_WORDS),
+            prepare(CLEAR_WORDS),
         ]
     }
 
     /// Creates in one group, past the 64 that make a move: the batch that
     /// makes the 64th post moves them, and a batch that fails after its
     /// move takes the move back with it, so the next batch moves instead.
-    /// Every post the group kept is in the index or above the mark, once.
+    /// Every post the group kept is in the index or in `words_new`, once.
     #[test]
     fn a_move_belongs_to_the_batch_that_makes_it() {
         let conn = Connection::open_in_memory().unwrap();
@@ -409,13 +409,13 @@ mod tests {
             "SELECT p.id FROM post_words JOIN posts p ON p.rowid = 268435456 - post_words.rowid \
              WHERE post_words MATCH 'alpha' ORDER BY p.rowid",
         );
-        let above =
-            ids("SELECT id FROM posts WHERE rowid > (SELECT upto FROM words_mark) ORDER BY rowid");
+        let waiting =
+            ids("SELECT id FROM words_new JOIN posts ON posts.rowid = post ORDER BY post");
         let name = |i: usize| format!("p{i}");
         // p64 made the 64th post kept: it moved p0..p62 and itself.
         let expected: Vec<String> = (0..65).filter(|&i| i != 63).map(name).collect();
         assert_eq!(indexed, expected);
-        assert_eq!(above, (65..70).map(name).collect::<Vec<_>>());
+        assert_eq!(waiting, (65..70).map(name).collect::<Vec<_>>());
         assert!(conn.is_autocommit());
         // One move, one segment.
         let segments: Vec<u64> = super::super::segments::levels(&conn)
