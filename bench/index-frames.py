@@ -9,8 +9,11 @@ list's, so it measures the index's shape, not the list's statements:
 
     python3 bench/index-frames.py [--posts 1000] [--rounds 3]
 
-Modes: `off` (no index), `on` (the list's FTS5 table, as in schema.sql),
-`automerge=0` (the same without FTS5's merging as it writes). The order of
+Modes: `off` (no index), `every commit` (the words into the list's FTS5
+table in each post's commit, as the list wrote them before `words_new`),
+`automerge=0` (the same without FTS5's merging as it writes), `words_new`
+(the list's way: each post's words into `words_new`, moved into the FTS5
+table 64 posts at a time, by the list's own statements' SQL). The order of
 the modes is reversed every other round, so that a machine slowing during
 the run slows them alike.
 """
@@ -29,6 +32,15 @@ INDEX = (
 )
 
 
+# store::MOVE_WORDS and store::CLEAR_WORDS, and words_new as schema.sql has it.
+WORDS_NEW = "CREATE TABLE words_new (post INTEGER PRIMARY KEY, words TEXT NOT NULL)"
+MOVE_WORDS = (
+    "INSERT INTO post_words (rowid, words) SELECT 268435456 - post, words FROM words_new "
+    "WHERE (SELECT count(*) FROM words_new) >= 64 ORDER BY post DESC"
+)
+CLEAR_WORDS = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64"
+
+
 def run(path, mode, posts):
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
@@ -41,6 +53,8 @@ def run(path, mode, posts):
     indexed = mode != "off"
     if indexed:
         c.execute(INDEX)
+    if mode == "words_new":
+        c.execute(WORDS_NEW)
     if mode == "automerge=0":
         c.execute("INSERT INTO post_words (post_words, rank) VALUES ('automerge', 0)")
 
@@ -48,11 +62,13 @@ def run(path, mode, posts):
         if i % commit_every == 0:
             c.execute("BEGIN")
         c.execute("INSERT INTO posts VALUES (?, 'have', ?, ?)", (f"p{i}", note, i))
-        if indexed:
-            c.execute(
-                "INSERT INTO post_words (rowid, words) VALUES (?, ?)",
-                (BASE - c.execute("SELECT last_insert_rowid()").fetchone()[0], "have " + note),
-            )
+        rowid = c.execute("SELECT last_insert_rowid()").fetchone()[0]
+        if mode == "words_new":
+            c.execute("INSERT INTO words_new (post, words) VALUES (?, ?)", (rowid, "have " + note))
+            c.execute(MOVE_WORDS)
+            c.execute(CLEAR_WORDS)
+        elif indexed:
+            c.execute("INSERT INTO post_words (rowid, words) VALUES (?, ?)", (BASE - rowid, "have " + note))
         if i % commit_every == commit_every - 1:
             c.execute("COMMIT")
 
@@ -76,7 +92,7 @@ def main():
     ap.add_argument("--posts", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    modes = ["off", "on", "automerge=0"]
+    modes = ["off", "every commit", "automerge=0", "words_new"]
     print(f"SQLite {sqlite3.sqlite_version}, {args.posts} posts a round, one a commit\n")
     print("| round | mode | WAL frames per commit | commits/s |")
     print("|---|---|---|---|")

@@ -62,12 +62,7 @@ impl Served {
     async fn listed(&self) -> Vec<String> {
         let r = send_to(&self.server, fresh_ip(), "GET", "/posts", None, &[]).await;
         assert_eq!(r.status, 200);
-        r.json()["posts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["id"].as_str().unwrap().to_string())
-            .collect()
+        listed(&r.json())
     }
 
     /// SIGTERM, and the exit status.

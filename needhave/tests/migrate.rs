@@ -174,17 +174,7 @@ async fn a_first_release_file_upgrades_in_place() {
         .expect_error(409, "duplicate_note");
     post("CAFÉ CRÈME").await.expect_error(409, "duplicate_note");
     // Old posts are found by their words, newest first, as new ones are.
-    let found = |q: &'static str| async move {
-        let r = send_to(server, list.ip, "GET", &format!("/posts?q={q}"), None, &[]).await;
-        assert_eq!(r.status, 200, "{}", r.text());
-        let ids: Vec<String> = r.json()["posts"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["id"].as_str().unwrap().to_string())
-            .collect();
-        ids
-    };
+    let found = |q: &'static str| found(server, q);
     let old = |i: usize| format!("{i:032x}");
     assert_eq!(found("BIKE").await, [old(6), old(1), old(0)]);
     assert_eq!(found("caf%C3%A9+cr%C3%A8me").await, [old(2)]);
@@ -193,11 +183,7 @@ async fn a_first_release_file_upgrades_in_place() {
     assert_eq!(r.status, 201, "{}", r.text());
     stop(child);
 
-    let conn = Connection::open(&db).unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, migrate::VERSION);
+    let conn = reopened_at_version(&db);
     conn.execute(
         "DELETE FROM posts WHERE rowid > ?1",
         [OLD_NOTES.len() as i64],
@@ -422,6 +408,80 @@ fn index_blocks(conn: &Connection) -> Vec<(i64, Vec<u8>)> {
         .unwrap()
 }
 
+/// A file of version 6 or 7 at `db`: the first release's rows, the
+/// migrations up to that version, every post's key digest, and every
+/// post's words in the index as that version wrote them (version 6: under
+/// the row numbers as they are, oldest first; 7: reversed, newest first).
+fn write_indexed_release(db: &std::path::Path, version: i64) {
+    let conn = Connection::open(db).unwrap();
+    write_first_release(&conn);
+    let last = format!("{:04}", version + 1);
+    for (name, sql) in migrations() {
+        if name.as_str() > "0001" && name.as_str() < last.as_str() {
+            conn.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    let (order, base) = if version >= 7 {
+        ("DESC", needhave::store::WORDS_BASE)
+    } else {
+        ("", 0)
+    };
+    let notes: Vec<(i64, String)> = conn
+        .prepare(&format!(
+            "SELECT rowid, note FROM posts ORDER BY rowid {order}"
+        ))
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (rowid, note) in &notes {
+        conn.execute(
+            "UPDATE posts SET note_key_hash = ?1 WHERE rowid = ?2 \
+             AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1)",
+            rusqlite::params![note_key_hash(note), rowid],
+        )
+        .unwrap();
+        let number = if base > 0 { base - rowid } else { *rowid };
+        conn.execute(
+            "INSERT INTO post_words (rowid, words) VALUES (?1, ?2)",
+            rusqlite::params![
+                number,
+                needhave::rules::words::index_text(needhave::rules::Kind::Need, note)
+            ],
+        )
+        .unwrap();
+    }
+    conn.pragma_update(None, "user_version", version).unwrap();
+}
+
+/// The file again, once the server that upgraded it has stopped: at this
+/// build's schema version.
+fn reopened_at_version(db: &std::path::Path) -> Connection {
+    let conn = Connection::open(db).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, migrate::VERSION);
+    conn
+}
+
+/// The ids `GET /posts?q=` answers, newest first.
+async fn found(server: &Server, q: &str) -> Vec<String> {
+    let r = send_to(
+        server,
+        Client::new().ip,
+        "GET",
+        &format!("/posts?q={q}"),
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    listed(&r.json())
+}
+
 /// A file of the release before reversed row numbers (version 6): its
 /// posts indexed under their row numbers as they are. The open makes the
 /// index again, every old post under its reversed row number, finds them
@@ -430,41 +490,9 @@ fn index_blocks(conn: &Connection) -> Vec<(i64, Vec<u8>)> {
 async fn a_version_6_file_gets_its_words_indexed_again() {
     let dir = scratch("v6");
     let db = dir.join("v6.db");
+    write_indexed_release(&db, 6);
     {
         let conn = Connection::open(&db).unwrap();
-        write_first_release(&conn);
-        for (name, sql) in migrations() {
-            if name.as_str() > "0001" && name.as_str() < "0007" {
-                conn.execute_batch(&sql)
-                    .unwrap_or_else(|e| panic!("{name}: {e}"));
-            }
-        }
-        // As version 6 wrote them: key digests, and the words under the
-        // row numbers as they are, oldest first.
-        let notes: Vec<(i64, String)> = conn
-            .prepare("SELECT rowid, note FROM posts ORDER BY rowid")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        for (rowid, note) in &notes {
-            conn.execute(
-                "UPDATE posts SET note_key_hash = ?1 WHERE rowid = ?2 \
-                 AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1)",
-                rusqlite::params![note_key_hash(note), rowid],
-            )
-            .unwrap();
-            conn.execute(
-                "INSERT INTO post_words (rowid, words) VALUES (?1, ?2)",
-                rusqlite::params![
-                    rowid,
-                    needhave::rules::words::index_text(needhave::rules::Kind::Need, note)
-                ],
-            )
-            .unwrap();
-        }
-        conn.pragma_update(None, "user_version", 6).unwrap();
         let old: Vec<i64> = conn
             .prepare("SELECT rowid FROM post_words WHERE post_words MATCH '\"bike\"*'")
             .unwrap()
@@ -477,19 +505,7 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
     let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
     let server = Server::at(&url);
     let list = Client::new();
-    let found = |q: &'static str| {
-        let server = &server;
-        async move {
-            let r = send_to(server, list.ip, "GET", &format!("/posts?q={q}"), None, &[]).await;
-            assert_eq!(r.status, 200, "{}", r.text());
-            r.json()["posts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p["id"].as_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-        }
-    };
+    let found = |q: &'static str| found(&server, q);
     let old = |i: usize| format!("{i:032x}");
     assert_eq!(found("BIKE").await, [old(6), old(1), old(0)]);
     assert_eq!(found("quoted").await, [old(5)]);
@@ -508,11 +524,7 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
     assert_eq!(r.json()["posts"][0]["id"], old(1));
     stop(child);
 
-    let conn = Connection::open(&db).unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, migrate::VERSION);
+    let conn = reopened_at_version(&db);
     assert_eq!(
         indexed(&conn),
         (1..=OLD_NOTES.len() as i64).collect::<Vec<_>>()
@@ -551,66 +563,10 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
 async fn a_version_7_file_keeps_its_index_and_finds_new_posts() {
     let dir = scratch("v7");
     let db = dir.join("v7.db");
-    {
-        let conn = Connection::open(&db).unwrap();
-        write_first_release(&conn);
-        for (name, sql) in migrations() {
-            if name.as_str() > "0001" && name.as_str() < "0008" {
-                conn.execute_batch(&sql)
-                    .unwrap_or_else(|e| panic!("{name}: {e}"));
-            }
-        }
-        // As version 7 wrote them: key digests, and every post's words
-        // under its reversed row number.
-        let notes: Vec<(i64, String)> = conn
-            .prepare("SELECT rowid, note FROM posts ORDER BY rowid DESC")
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        for (rowid, note) in &notes {
-            conn.execute(
-                "UPDATE posts SET note_key_hash = ?1 WHERE rowid = ?2 \
-                 AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1)",
-                rusqlite::params![note_key_hash(note), rowid],
-            )
-            .unwrap();
-            conn.execute(
-                "INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)",
-                rusqlite::params![
-                    rowid,
-                    needhave::rules::words::index_text(needhave::rules::Kind::Need, note)
-                ],
-            )
-            .unwrap();
-        }
-        conn.pragma_update(None, "user_version", 7).unwrap();
-    }
+    write_indexed_release(&db, 7);
     let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
     let server = Server::at(&url);
-    let reader = Client::new();
-    let found = |q: &'static str| {
-        let server = &server;
-        async move {
-            let r = send_to(
-                server,
-                reader.ip,
-                "GET",
-                &format!("/posts?q={q}"),
-                None,
-                &[],
-            )
-            .await;
-            assert_eq!(r.status, 200, "{}", r.text());
-            r.json()["posts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p["id"].as_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-        }
-    };
+    let found = |q: &'static str| found(&server, q);
     let create = |ip, note: String| {
         let server = &server;
         async move {
@@ -639,11 +595,7 @@ async fn a_version_7_file_keeps_its_index_and_finds_new_posts() {
     assert_eq!(found("new").await, [new]);
     stop(child);
 
-    let conn = Connection::open(&db).unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, migrate::VERSION);
+    let conn = reopened_at_version(&db);
     // The old posts and the 64 that made the move are in the index; the
     // last one's words wait in words_new.
     let posts = OLD_NOTES.len() as i64 + 1 + needhave::store::PENDING_MAX;

@@ -84,16 +84,6 @@ async fn ids(params: &[(&str, &str)]) -> Vec<String> {
     listed(&r.json())
 }
 
-/// The ids of a list answer's (or a `list_posts` result's) posts, in order.
-fn listed(v: &Value) -> Vec<String> {
-    v["posts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kind_and_words_filter() {
     let t = tag();

@@ -179,6 +179,16 @@ pub fn fresh_ip() -> Ipv4Addr {
 }
 
 /// A note nobody else posted.
+/// The ids of a list answer's (or a `list_posts` result's) posts, in order.
+pub fn listed(v: &serde_json::Value) -> Vec<String> {
+    v["posts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub fn fresh_note(label: &str) -> String {
     format!("{label} #{:08x}{:08x}", random_u32(), random_u32())
 }
