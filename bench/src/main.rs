@@ -31,7 +31,7 @@
 //!                            the raw answers F (HTTP/1.1, as captured from needhave
 //!                            serve), the second to any If-None-Match (bench/src/hello.rs)
 //!     needhave-bench seed    --db F --posts N  seed a database directly
-//!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5]
+//!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5] [--pgsz BYTES]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
 //!     needhave-bench search-page --db F --q WORDS [--kind K] [--limit 100] [--runs 1] [--falling 1]
 //!                            a first page's statement, `runs` times (bench/search-instructions.sh)
@@ -163,6 +163,7 @@ fn main() -> ExitCode {
             args.num("rounds", 300) as usize,
             args.num("group", search::SEED_GROUP),
             args.num("creates", 5),
+            args.get("pgsz").and_then(|v| v.parse().ok()),
         )),
         "search-page" => search::page_statement(
             args.get("db").unwrap_or("search-1000000.db"),

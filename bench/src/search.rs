@@ -4,11 +4,12 @@
 //! has a known selectivity. Also the index's bytes per post (SQLite's
 //! `dbstat`) and create throughput with the index against without.
 //!
-//!     needhave-bench search [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5]
+//!     needhave-bench search [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5] [--pgsz BYTES]
 //!
 //! `--group`: posts per seeding transaction (0: the whole seed in one).
 //! `--creates`: rounds of the create comparison, with and without the
-//! index alternated (the median ratio is the figure).
+//! index alternated (the median ratio is the figure). `--pgsz`: FTS5's
+//! leaf size in the seeded files (its default, 4,050 bytes, otherwise).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -70,17 +71,31 @@ pub fn note(i: u64) -> (Kind, String) {
 pub const SEED_GROUP: u64 = 16;
 
 fn seed(path: &str, n: u64, indexed: bool) -> Result<SqliteStore, String> {
-    seed_grouped(path, n, indexed, SEED_GROUP)
+    seed_grouped(path, n, indexed, SEED_GROUP, None)
 }
 
 /// `seed`, `group` posts a transaction (0: all in one).
-fn seed_grouped(path: &str, n: u64, indexed: bool, group: u64) -> Result<SqliteStore, String> {
+/// `pgsz`: FTS5's leaf size for the file's index, when not its default
+/// (a setting FTS5 keeps in the file).
+fn seed_grouped(
+    path: &str,
+    n: u64,
+    indexed: bool,
+    group: u64,
+    pgsz: Option<u64>,
+) -> Result<SqliteStore, String> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
     let store = SqliteStore::open(path).map_err(|e| e.to_string())?;
     store
         .with_connection(|c| -> rusqlite::Result<()> {
+            if let Some(bytes) = pgsz {
+                c.execute(
+                    "INSERT INTO post_words (post_words, rank) VALUES ('pgsz', ?1)",
+                    [bytes],
+                )?;
+            }
             // Durability is not what the seed measures.
             c.execute_batch("PRAGMA synchronous = OFF; BEGIN")?;
             {
@@ -375,6 +390,7 @@ pub async fn run(
     rounds: usize,
     group: u64,
     creates_rounds: u64,
+    pgsz: Option<u64>,
 ) -> Result<(), String> {
     let config = Arc::new(Config {
         ip_salt: "bench".into(),
@@ -390,7 +406,7 @@ pub async fn run(
             .to_string_lossy()
             .into_owned();
         let t = Instant::now();
-        let store = Arc::new(seed_grouped(&path, n, true, group)?);
+        let store = Arc::new(seed_grouped(&path, n, true, group, pgsz)?);
         eprintln!(
             "search: seeded {n} posts in {:.1} s",
             t.elapsed().as_secs_f64()
