@@ -70,20 +70,14 @@ pub fn note(i: u64) -> (Kind, String) {
 /// fewer and bigger ones).
 pub const SEED_GROUP: u64 = 16;
 
-fn seed(path: &str, n: u64, indexed: bool) -> Result<SqliteStore, String> {
-    seed_grouped(path, n, indexed, SEED_GROUP, None)
+fn seed(path: &str, n: u64) -> Result<SqliteStore, String> {
+    seed_grouped(path, n, SEED_GROUP, None)
 }
 
 /// `seed`, `group` posts a transaction (0: all in one).
 /// `pgsz`: FTS5's leaf size for the file's index, when not its default
 /// (a setting FTS5 keeps in the file).
-fn seed_grouped(
-    path: &str,
-    n: u64,
-    indexed: bool,
-    group: u64,
-    pgsz: Option<u64>,
-) -> Result<SqliteStore, String> {
+fn seed_grouped(path: &str, n: u64, group: u64, pgsz: Option<u64>) -> Result<SqliteStore, String> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
@@ -117,11 +111,9 @@ fn seed_grouped(
                     let key = needhave::rules::note_key(&note);
                     let id = format!("{i:032x}");
                     post.execute(params![id, kind.as_str(), note, i as i64, key])?;
-                    if indexed {
-                        new_words.execute(params![id, index_text(kind, &note)])?;
-                        move_words.execute([])?;
-                        clear_words.execute([])?;
-                    }
+                    new_words.execute(params![id, index_text(kind, &note)])?;
+                    move_words.execute([])?;
+                    clear_words.execute([])?;
                 }
             }
             c.execute_batch("COMMIT; PRAGMA synchronous = FULL")?;
@@ -260,7 +252,7 @@ async fn time(ctx: &Ctx, query: &Query, rounds: usize) -> Option<(f64, f64, usiz
 /// Creates per second through the list's own create (one batch: checks,
 /// insert, index), on a fresh file.
 async fn creates(path: &str, n: u64, indexed: bool) -> Result<f64, String> {
-    let store = seed(path, 1000, true)?;
+    let store = seed(path, 1000)?;
     if !indexed {
         // The same batch without its index statement: what writing the
         // index costs is the difference.
@@ -406,7 +398,7 @@ pub async fn run(
             .to_string_lossy()
             .into_owned();
         let t = Instant::now();
-        let store = Arc::new(seed_grouped(&path, n, true, group, pgsz)?);
+        let store = Arc::new(seed_grouped(&path, n, group, pgsz)?);
         eprintln!(
             "search: seeded {n} posts in {:.1} s",
             t.elapsed().as_secs_f64()

@@ -14,7 +14,7 @@ use crate::rules;
 use crate::rules::words::index_text;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
-use crate::store::{prepare, RowExt, StoreExt, CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
+use crate::store::{index_words, prepare, RowExt, StoreExt};
 
 pub use crate::rules::Kind;
 
@@ -130,11 +130,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     // Its words, in the same batch (one transaction): searchable the moment
     // the 201 is sent, and moved into the index with 63 others. Only a row
     // the insert made gets words.
-    let index = vec![
-        prepare(NEW_WORDS).bind(&id).bind(index_text(kind, note)),
-        prepare(MOVE_WORDS),
-        prepare(CLEAR_WORDS),
-    ];
+    let index = index_words(&id, index_text(kind, note));
     CREATE.run_then(ctx, guards, values, index).await?;
     Ok(PostCreated {
         id,
@@ -174,9 +170,11 @@ pub(crate) const LIST: &str = "posts";
 /// What tells the list's version tags from the feed's.
 pub(crate) const LIST_TAG: char = 'p';
 
-/// The statement of a page of the list, from its row selection `$rows`
+/// The statement of a page of the list, from its row selections `$rows`
 /// (`r, id, kind, note, created_at`, newest first, after `?4`, the row
-/// number below which the page starts).
+/// number below which the page starts), each with how many rows it may
+/// give (`?3` unless said: `page_sql!(first => "-1", then)` takes all of
+/// `first`, then at most `?3` of `then`).
 ///
 /// Its first row is the list's version alone (`top`: `max(rowid)`, which
 /// moves with every new post and only then, since posts are never changed
@@ -189,13 +187,28 @@ pub(crate) const LIST_TAG: char = 'p';
 /// however long the list. (In the WHERE clause SQLite checks the same
 /// test row by row, and an unchanged list walks the whole index.)
 macro_rules! page_sql {
+    (@rows $rows:literal, $limit:literal) => {
+        concat!(
+            " UNION ALL SELECT * FROM (SELECT NULL, ",
+            $rows,
+            " LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ",
+            $limit,
+            " END)"
+        )
+    };
     ($rows:literal) => {
         concat!(
             "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
-             NULL AS note, NULL AS created_at \
-             UNION ALL SELECT * FROM (SELECT NULL, ",
-            $rows,
-            " LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)"
+             NULL AS note, NULL AS created_at",
+            page_sql!(@rows $rows, "?3")
+        )
+    };
+    ($first:literal => $all:literal, $rows:literal) => {
+        concat!(
+            "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
+             NULL AS note, NULL AS created_at",
+            page_sql!(@rows $first, $all),
+            page_sql!(@rows $rows, "?3")
         )
     };
 }
@@ -232,20 +245,17 @@ const KIND_SQL: &str = page_sql!(
 /// REAL, it walks the word's list from the newest post and SQLite drops
 /// the rows above the cursor one by one: the same page, but the 100th page
 /// of a word then reads the 9,900 rows before it (D1 bills each).
-pub const WORDS_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, \
-     NULL AS kind, NULL AS note, NULL AS created_at \
-     UNION ALL SELECT * FROM (SELECT NULL, posts.rowid, posts.id, posts.kind, posts.note, \
-     posts.created_at FROM words_new JOIN posts ON posts.rowid = words_new.post \
+pub const WORDS_SQL: &str = page_sql!(
+    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+     FROM words_new JOIN posts ON posts.rowid = words_new.post \
      WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
      WHERE instr(' ' || words_new.words || ' ', value) = 0) \
-     ORDER BY words_new.post DESC \
-     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE -1 END) \
-     UNION ALL SELECT * FROM (SELECT NULL, posts.rowid, posts.id, posts.kind, posts.note, \
-     posts.created_at \
+     ORDER BY words_new.post DESC" => "-1",
+    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
      FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
      WHERE post_words MATCH ?5 AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
-     ORDER BY post_words.rowid \
-     LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)";
+     ORDER BY post_words.rowid"
+);
 
 /// Above every row number: the bound of a first page. (2^53: D1 binds
 /// numbers as JavaScript doubles.)

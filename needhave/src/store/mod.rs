@@ -119,6 +119,17 @@ pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
 /// See [`MOVE_WORDS`].
 pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
 
+/// The statements that end a create's batch for post `id`, its `words`
+/// (`rules::words::index_text`) waiting for the index: [`NEW_WORDS`],
+/// [`MOVE_WORDS`], [`CLEAR_WORDS`].
+pub fn index_words(id: &str, words: String) -> Vec<Statement> {
+    vec![
+        prepare(NEW_WORDS).bind(id).bind(words),
+        prepare(MOVE_WORDS),
+        prepare(CLEAR_WORDS),
+    ]
+}
+
 /// What a post's row number is taken from to make its row number in the
 /// index of words (2^28, written out in every statement that reads or
 /// writes the index). Any constant reverses the order; this one keeps the

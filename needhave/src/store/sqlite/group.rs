@@ -350,7 +350,7 @@ fn one_batch(conn: &Connection, statements: &[Statement]) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{prepare, CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
+    use crate::store::{index_words, prepare};
 
     fn job(statements: Vec<Statement>) -> Job {
         let (reply, _) = oneshot::channel();
@@ -360,16 +360,14 @@ mod tests {
     /// A create's batch as the handler makes it, without its guards: the
     /// post with its words, then the move of the words into the index.
     fn create(id: &str, words: &str) -> Vec<Statement> {
-        vec![
-            prepare(
-                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
-                 VALUES (?1, 'need', ?1, 's', 'i', 1)",
-            )
-            .bind(id),
-            prepare(NEW_WORDS).bind(id).bind(words),
-            prepare(MOVE_WORDS),
-            prepare(CLEAR_WORDS),
-        ]
+        let post = prepare(
+            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+             VALUES (?1, 'need', ?1, 's', 'i', 1)",
+        )
+        .bind(id);
+        std::iter::once(post)
+            .chain(index_words(id, words.to_string()))
+            .collect()
     }
 
     /// Creates in one group, past the 64 that make a move: the batch that
