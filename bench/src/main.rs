@@ -33,8 +33,11 @@
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5] [--pgsz BYTES]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
-//!     needhave-bench search-page --db F --q WORDS [--kind K] [--limit 100] [--runs 1] [--falling 1]
-//!                            a first page's statement, `runs` times (bench/search-instructions.sh)
+//!     needhave-bench search-page --db F --q WORDS [--kind K] [--limit 100] [--runs 1] [--falling 1] [--pages 1]
+//!                            a page's statement (the first, or the `pages`th), `runs` times
+//!                            (bench/search-instructions.sh)
+//!     needhave-bench search-seed --db F --posts N [--group 16] [--pgsz BYTES]
+//!                            a file as `search` seeds it, left as written
 //!     needhave-bench search-call --db F --q WORDS [--kind K] [--limit 100] [--runs 1]
 //!                            the same page through the store's `find`, as `GET /posts` asks for it
 //!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
@@ -172,7 +175,15 @@ fn main() -> ExitCode {
             args.num("limit", 100) as u32,
             args.num("runs", 1),
             args.get("falling").is_some_and(|v| v != "0"),
+            args.num("pages", 1),
         ),
+        "search-seed" => search::seed_grouped(
+            args.get("db").unwrap_or("search.db"),
+            args.num("posts", 1000),
+            args.num("group", search::SEED_GROUP),
+            args.get("pgsz").and_then(|v| v.parse().ok()),
+        )
+        .map(drop),
         "search-call" => rt.block_on(search::page_call(
             args.get("db").unwrap_or("search-1000000.db"),
             args.get("q").unwrap_or("gpu"),

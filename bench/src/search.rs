@@ -77,7 +77,12 @@ fn seed(path: &str, n: u64) -> Result<SqliteStore, String> {
 /// `seed`, `group` posts a transaction (0: all in one).
 /// `pgsz`: FTS5's leaf size for the file's index, when not its default
 /// (a setting FTS5 keeps in the file).
-fn seed_grouped(path: &str, n: u64, group: u64, pgsz: Option<u64>) -> Result<SqliteStore, String> {
+pub fn seed_grouped(
+    path: &str,
+    n: u64,
+    group: u64,
+    pgsz: Option<u64>,
+) -> Result<SqliteStore, String> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
@@ -516,29 +521,42 @@ pub fn page_statement(
     limit: u32,
     runs: u64,
     falling: bool,
+    pages: u64,
 ) -> Result<(), String> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| e.to_string())?;
-    let expression = Words::parse(q)
-        .and_then(|w| w.expression(kind))
-        .ok_or("no word in the query")?;
-    let sql = if falling {
-        FALLING_SQL
+    let words = Words::parse(q).ok_or("a query over its bounds")?;
+    let expression = words.expression(kind).ok_or("no word in the query")?;
+    let needles = words.needles(kind);
+    // Version 6's statement has no needles (no words_new).
+    let (sql, arity) = if falling {
+        (FALLING_SQL, 5)
     } else {
-        needhave::handlers::posts::WORDS_SQL
+        (needhave::handlers::posts::WORDS_SQL, 6)
     };
     let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    // The cursor of the page asked for: the row number of the last post of
+    // each page before it, walked with the same statement.
+    let mut before = 1i64 << 53;
+    for _ in 1..pages.max(1) {
+        let rows: Vec<i64> = stmt
+            .query_map(
+                &params![-1, -1, i64::from(limit) + 1, before, expression, needles][..arity],
+                |r| r.get::<_, Option<i64>>(1),
+            )
+            .map_err(|e| e.to_string())?
+            .filter_map(|r| r.ok().flatten())
+            .collect();
+        before = *rows
+            .get(limit as usize - 1)
+            .filter(|_| rows.len() > limit as usize)
+            .ok_or("fewer pages than asked for")?;
+    }
     let mut posts = 0;
     for _ in 0..runs {
         let mut rows = stmt
-            .query(params![
-                -1,
-                -1,
-                i64::from(limit) + 1,
-                1i64 << 53,
-                expression
-            ])
+            .query(&params![-1, -1, i64::from(limit) + 1, before, expression, needles][..arity])
             .map_err(|e| e.to_string())?;
         posts = 0;
         while rows.next().map_err(|e| e.to_string())?.is_some() {
