@@ -44,8 +44,11 @@ CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
 -- that newest first is the index's own rising order.
 -- Contentless (the note is in posts), row numbers only (detail = none),
 -- prefix indexes for query words of one to eight characters (a prefix
--- query without one merges every matching term's list first). See
--- docs/finding.md for why FTS5, and how to export a D1 database that has it.
+-- query without one merges every matching term's list first). Its leaves
+-- are 64 bytes (FTS5's `pgsz`, a setting rather than schema: migrations/
+-- 0009 sets it, on D1 and natively, a fresh file included), so that a
+-- deep page seeks where it would step. See docs/finding.md for why FTS5,
+-- and how to export a D1 database that has it.
 CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
   words, content = '', columnsize = 0, detail = none,
   tokenize = 'ascii', prefix = '1 2 3 4 5 6 7 8'

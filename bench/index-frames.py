@@ -13,7 +13,9 @@ Modes: `off` (no index), `every commit` (the words into the list's FTS5
 table in each post's commit, as the list wrote them before `words_new`),
 `automerge=0` (the same without FTS5's merging as it writes), `words_new`
 (the list's way: each post's words into `words_new`, moved into the FTS5
-table 64 posts at a time, by the list's own statements' SQL). The order of
+table 64 posts at a time, by the list's own statements' SQL), and
+`words_new, leaves of 64` (the same with the list's leaf size,
+`store::WORDS_LEAF`; the others keep FTS5's 4,050 bytes). The order of
 the modes is reversed every other round, so that a machine slowing during
 the run slows them alike.
 """
@@ -53,8 +55,10 @@ def run(path, mode, posts):
     indexed = mode != "off"
     if indexed:
         c.execute(INDEX)
-    if mode == "words_new":
+    if mode.startswith("words_new"):
         c.execute(WORDS_NEW)
+    if mode == "words_new, leaves of 64":
+        c.execute("INSERT INTO post_words (post_words, rank) VALUES ('pgsz', 64)")
     if mode == "automerge=0":
         c.execute("INSERT INTO post_words (post_words, rank) VALUES ('automerge', 0)")
 
@@ -63,7 +67,7 @@ def run(path, mode, posts):
             c.execute("BEGIN")
         c.execute("INSERT INTO posts VALUES (?, 'have', ?, ?)", (f"p{i}", note, i))
         rowid = c.execute("SELECT last_insert_rowid()").fetchone()[0]
-        if mode == "words_new":
+        if mode.startswith("words_new"):
             c.execute("INSERT INTO words_new (post, words) VALUES (?, ?)", (rowid, "have " + note))
             c.execute(MOVE_WORDS)
             c.execute(CLEAR_WORDS)
@@ -92,7 +96,7 @@ def main():
     ap.add_argument("--posts", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    modes = ["off", "every commit", "automerge=0", "words_new"]
+    modes = ["off", "every commit", "automerge=0", "words_new", "words_new, leaves of 64"]
     print(f"SQLite {sqlite3.sqlite_version}, {args.posts} posts a round, one a commit\n")
     print("| round | mode | WAL frames per commit | commits/s |")
     print("|---|---|---|---|")

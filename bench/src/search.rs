@@ -9,7 +9,8 @@
 //! `--group`: posts per seeding transaction (0: the whole seed in one).
 //! `--creates`: rounds of the create comparison, with and without the
 //! index alternated (the median ratio is the figure). `--pgsz`: FTS5's
-//! leaf size in the seeded files (its default, 4,050 bytes, otherwise).
+//! leaf size in the seeded files, instead of the list's
+//! (`store::WORDS_LEAF`; 4,050 bytes is FTS5's default).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -75,7 +76,7 @@ fn seed(path: &str, n: u64) -> Result<SqliteStore, String> {
 }
 
 /// `seed`, `group` posts a transaction (0: all in one).
-/// `pgsz`: FTS5's leaf size for the file's index, when not its default
+/// `pgsz`: FTS5's leaf size for the file's index, when not the list's
 /// (a setting FTS5 keeps in the file).
 pub fn seed_grouped(
     path: &str,

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use common::*;
 use needhave::store::migrate::{self, note_key_hash};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 fn migrations() -> Vec<(String, String)> {
@@ -303,6 +303,50 @@ fn the_migrations_make_schema_sql() {
     }
     assert_eq!(shape(&migrated), shape(&fresh));
     assert!(shape(&fresh).iter().any(|s| s.contains("posts_note_key")));
+    // The leaf size is a setting, not schema: D1 gets it from 0009, a
+    // native file from its upgrade, a fresh one's included.
+    assert_eq!(leaf_size(&migrated), Some(needhave::store::WORDS_LEAF));
+    let native = Connection::open_in_memory().unwrap();
+    migrate::apply(&native).unwrap().unwrap();
+    assert_eq!(leaf_size(&native), Some(needhave::store::WORDS_LEAF));
+}
+
+/// The index of words' leaf size (FTS5's `pgsz`), when set.
+fn leaf_size(conn: &Connection) -> Option<i64> {
+    conn.query_row(
+        "SELECT v FROM post_words_config WHERE k = 'pgsz'",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+    .unwrap()
+}
+
+/// A file of the release before small leaves (version 8): the upgrade sets
+/// them, its posts stay found, and an open of the current file writes
+/// nothing.
+#[test]
+fn a_version_8_file_gets_small_leaves_and_keeps_its_index() {
+    let dir = scratch("v8");
+    let db = dir.join("v8.db");
+    write_indexed_release(&db, 8);
+    let conn = Connection::open(&db).unwrap();
+    assert_eq!(leaf_size(&conn), None);
+    let before = matching(&conn, "\"bike\"*");
+    assert_eq!(before, [1, 2, 7]);
+    let done = migrate::apply(&conn).unwrap().unwrap();
+    assert_eq!((done.from, done.indexed), (8, 0));
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+    assert_eq!(matching(&conn, "\"bike\"*"), before);
+    let changes = conn.total_changes();
+    assert_eq!(migrate::apply(&conn).unwrap(), None);
+    assert_eq!(
+        conn.total_changes(),
+        changes,
+        "an open of a current file writes nothing"
+    );
+    drop(conn);
+    std::fs::remove_dir_all(dir).ok();
 }
 
 /// D1's path, on SQLite: the first release's schema with rows, the
@@ -606,6 +650,7 @@ async fn a_version_7_file_keeps_its_index_and_finds_new_posts() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
     assert_eq!(waiting.len(), 1, "{waiting:?}");
     assert_eq!(waiting[0].0, posts);
     assert!(waiting[0].1.starts_with("\u{b7}have after "), "{waiting:?}");

@@ -30,8 +30,9 @@ use crate::rules::Kind;
 /// every open; 0006's index of words is schema.sql's too, and its words for
 /// old posts are computed here ([`fill_words`]); 0007 makes that index
 /// again, its words under reversed row numbers, and [`fill_words`] fills it;
-/// 0008 adds the table where a new post's words wait for the index.
-pub const VERSION: i64 = 8;
+/// 0008 adds the table where a new post's words wait for the index; 0009
+/// sets the index's leaf size ([`LEAVES`]), fresh files included.
+pub const VERSION: i64 = 9;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -42,6 +43,12 @@ const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
 const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
 /// migrations/0007: the index of words made again, for reversed row numbers.
 const WORDS_REVERSED: &str = include_str!("../../../migrations/0007_words_newest_first.sql");
+
+/// migrations/0009: the index of words written in leaves of
+/// [`WORDS_LEAF`](crate::store::WORDS_LEAF) bytes. A setting, not schema:
+/// applied once, by the upgrade (a fresh file's too), so that an open of a
+/// current file writes nothing.
+pub const LEAVES: &str = include_str!("../../../migrations/0009_words_leaves.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -105,6 +112,9 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
         conn.execute_batch(WORDS_REVERSED)?;
     }
     conn.execute_batch(SCHEMA)?;
+    if from < 9 {
+        conn.execute_batch(LEAVES)?;
+    }
     let (keyed, shared) = fill_keys(conn)?;
     done.keyed = keyed;
     done.shared = shared;

@@ -140,6 +140,16 @@ pub fn index_words(id: &str, words: String) -> Vec<Statement> {
 /// holds, only the bytes grow.
 pub const WORDS_BASE: i64 = 1 << 28;
 
+/// The bytes of a leaf of the index of words (FTS5's `pgsz`; its default
+/// is 4,050), set by migrations/0009 on both stores. FTS5 seeks a word's
+/// list to a cursor only through a doclist index, which it writes for a
+/// list that fills four leaves or more; any shorter list, in any segment,
+/// is stepped a row number at a time. Small leaves give the list of a
+/// common word a doclist index in all but the smallest segments, so a deep
+/// page costs about what its first does; the index takes about half as
+/// many bytes again for it (docs/finding.md, "Deep pages").
+pub const WORDS_LEAF: i64 = 64;
+
 /// A result row, by column name, as D1 returns it.
 pub type Row = Map<String, Json>;
 

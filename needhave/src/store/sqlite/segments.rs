@@ -11,8 +11,8 @@
 //! them a term (docs/finding.md, "Figures").
 //!
 //! So the writer, once its queue has stayed empty for a moment after a
-//! commit (`group::QUIET`), merges in [`step`]s of at most [`STEP_PAGES`]
-//! pages, each its own transaction, and looks at its queue between steps:
+//! commit (`group::QUIET`), merges in [`step`]s of at most [`STEP_BYTES`]
+//! of leaves, each its own transaction, and looks at its queue between steps:
 //! a write that arrives waits for one step at most. The steps do, in this
 //! order:
 //!
@@ -35,10 +35,13 @@
 
 use rusqlite::{Connection, OptionalExtension};
 
-/// The most leaf pages (about 4 KB each) one step writes, which bounds
-/// how long a write that arrives during a step waits (measured in
-/// docs/finding.md, "Segments, and the writer's merging").
-pub const STEP_PAGES: i64 = 16;
+/// The most bytes of leaves one step writes, which bounds how long a write
+/// that arrives during a step waits (measured in docs/finding.md,
+/// "Segments, and the writer's merging").
+pub const STEP_BYTES: i64 = 16 * 1024;
+
+/// [`STEP_BYTES`] in leaves, the unit FTS5's `'merge'` counts in.
+pub const STEP_PAGES: i64 = STEP_BYTES / crate::store::WORDS_LEAF;
 
 /// All segments are merged into one once the others hold this fraction
 /// (1 / REST) of the largest's pages.
