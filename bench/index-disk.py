@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""What the word index costs on disk per post for notes built to cost the
+most, by FTS5 prefix lists kept: the list's own (one to eight characters)
+against fewer, on a file written as the list writes its index (64 posts a
+segment, each post under 2^28 - its row number, `detail = none`, leaves
+of 64 bytes).
+
+    python3 bench/index-disk.py [--posts 300] [--leaf 64]
+
+Each note is close to the list's 500 characters of words no other note
+has: n distinct ASCII words of L letters (L = 2 … 9), 55 words of eight
+4-byte letters (Deseret), and 498 Han letters whose every pair is new.
+Only the index's bytes are counted (`dbstat` of its shadow tables, pages
+less their unused bytes): what a post costs besides is measured on the
+list itself by `tests/limits.rs`, and docs/finding.md ("The disk bound")
+puts the two together. It uses Python's own SQLite (3.40 here, FTS5 and
+dbstat built in), so the figures are the index's shape, not the list's
+statements; SQLite 3.50 writes the same format.
+"""
+import argparse
+import itertools
+import sqlite3
+
+BASE = 268435456  # store::WORDS_BASE: a post's words under 2^28 - rowid
+MOVE = 64  # store::PENDING_MAX: posts a segment
+LEAF = 64  # store::WORDS_LEAF: FTS5's pgsz
+
+PREFIXES = [
+    ("1-8 (the list's)", "1 2 3 4 5 6 7 8"),
+    ("1-4", "1 2 3 4"),
+    ("1-3", "1 2 3"),
+    ("1-2", "1 2"),
+    ("1", "1"),
+    ("none", ""),
+]
+
+
+def mix(x):
+    """splitmix64: the same letters on every run."""
+    m = (1 << 64) - 1
+    z = (x + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def tail(i):
+    """Two Han letters of the note's own, as tests/limits.rs ends each note."""
+    return chr(0x4E00 + i % 64) + chr(0x4E00 + i // 64)
+
+
+def unspaced(c):
+    o = ord(c)
+    return 0x3000 <= o <= 0x9FFF or 0x20000 <= o
+
+
+def index_text(words):
+    """rules::words::index_text for notes of these shapes: the kind's term,
+    then each distinct term (a spaced word as it is, an unspaced run as
+    its pairs)."""
+    terms = ["\u00b7need"]
+    for w in words:
+        for is_unspaced, run in itertools.groupby(w, unspaced):
+            run = "".join(run)
+            if is_unspaced and len(run) > 1:
+                terms += [run[k : k + 2] for k in range(len(run) - 1)]
+            else:
+                terms.append(run)
+    return " ".join(dict.fromkeys(terms))
+
+
+def ascii_words(length):
+    n = 496 // (length + 1)
+    return lambda i: [
+        "".join(chr(97 + mix((i * 200 + k) * 16 + j) % 26) for j in range(length))
+        for k in range(n)
+    ] + [tail(i)]
+
+
+def deseret_words(i):
+    return [
+        "".join(chr(0x10428 + mix((i * 64 + k) * 8 + j) % 40) for j in range(8))
+        for k in range(55)
+    ] + [tail(i)]
+
+
+def han_pairs(i):
+    return ["".join(chr(0x4E00 + (i * 499 + k * 7) % 20000) for k in range(498)) + tail(i)]
+
+
+def index_bytes(note, prefix, posts, leaf):
+    c = sqlite3.connect(":memory:")
+    option = f", prefix = '{prefix}'" if prefix else ""
+    c.execute(
+        "CREATE VIRTUAL TABLE post_words USING fts5 (words, content = '', "
+        f"columnsize = 0, detail = none, tokenize = 'ascii'{option})"
+    )
+    c.execute("INSERT INTO post_words (post_words, rank) VALUES ('pgsz', ?)", (leaf,))
+    note_bytes = 0
+    for start in range(0, posts, MOVE):
+        with c:
+            for i in range(start, min(posts, start + MOVE)):
+                words = note(i)
+                note_bytes += len(" ".join(words).encode())
+                c.execute(
+                    "INSERT INTO post_words (rowid, words) VALUES (?, ?)",
+                    (BASE - (i + 1), index_text(words)),
+                )
+    used = c.execute(
+        "SELECT sum(pgsize - unused) FROM dbstat WHERE name LIKE 'post_words_%'"
+    ).fetchone()[0]
+    return used / posts, note_bytes / posts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--posts", type=int, default=300)
+    ap.add_argument("--leaf", type=int, default=LEAF, help="FTS5's pgsz (the list's: 64)")
+    args = ap.parse_args()
+    cases = [(f"ASCII words of {n} letters", ascii_words(n)) for n in range(2, 10)]
+    cases += [("Deseret words of 8 letters", deseret_words), ("Han, every pair new", han_pairs)]
+    print("| note | note B | " + " | ".join(p for p, _ in PREFIXES) + " |")
+    print("|---|---:|" + "---:|" * len(PREFIXES))
+    for name, note in cases:
+        cells = []
+        for _, prefix in PREFIXES:
+            used, note_bytes = index_bytes(note, prefix, args.posts, args.leaf)
+            cells.append(f"{used:,.0f}")
+        print(f"| {name} | {note_bytes:,.0f} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
