@@ -41,17 +41,20 @@ CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
 -- each distinct word of the note as the duplicate key has it, and pairs of
 -- characters of scripts without spaces), in the batch that inserts the post.
 -- Each post is held under its row number reversed (268435456 - rowid), so
--- that newest first is the index's own rising order.
+-- that newest first is the index's own rising order. Every term after the
+-- kind's begins with the kind's mark (U+207F need, U+02B0 have), so a
+-- search of one kind reads that kind's lists alone.
 -- Contentless (the note is in posts), row numbers only (detail = none),
--- prefix indexes for query words of one to eight characters (a prefix
--- query without one merges every matching term's list first). Its leaves
+-- prefix indexes for query words of one to eight characters, the mark
+-- and the word's first one to eight (a prefix query without one merges
+-- every matching term's list first). Its leaves
 -- are 64 bytes (FTS5's `pgsz`, a setting rather than schema: migrations/
 -- 0009 sets it, on D1 and natively, a fresh file included), so that a
 -- deep page seeks where it would step. See docs/finding.md for why FTS5,
 -- and how to export a D1 database that has it.
 CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
   words, content = '', columnsize = 0, detail = none,
-  tokenize = 'ascii', prefix = '1 2 3 4 5 6 7 8'
+  tokenize = 'ascii', prefix = '2 3 4 5 6 7 8 9'
 );
 -- The words of the newest posts, fewer than 64, that post_words does not
 -- hold yet, each under its post's row number (the text post_words would

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A kind and a word whose posts never meet (`kind=need&q=gpu` where every
-gpu note is a have) against the index as the list writes it, and against
-a sketch where each word carries its post's kind in its first character
-(`ñgpu`, `ĥgpu`) instead of a kind term of its own. With a kind term, the
+gpu note is a have) against the index with a kind term of its own (the
+list's before version 10) and with each word carrying its post's kind in
+its first character (its shape since; the list's marks are `ⁿ` and `ʰ`,
+this sketch's `ñ` and `ĥ`). With a kind term, the
 AND walks both lists until they run out before it can say "none"; with
 the kind in the word, `kind=need&q=gpu` is one list, empty, and a query
 without a kind is an OR of the two kinds' lists.

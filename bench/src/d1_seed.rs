@@ -15,7 +15,7 @@
 
 use std::fmt::Write as _;
 
-use needhave::rules::words::index_text;
+use needhave::rules::words::{index_text, waiting_text};
 use needhave::secrets::sha256_hex;
 use needhave::store::{PENDING_MAX, WORDS_BASE};
 
@@ -60,11 +60,12 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     quoted(&text),
                     sha256_hex(&key),
                 );
-                let indexed = quoted(&index_text(kind, &text));
                 if rowid <= mark {
+                    let indexed = quoted(&index_text(kind, &text));
                     words.push(format!("\n({},{indexed})", WORDS_BASE - rowid as i64));
                 } else {
-                    waiting.push(format!("\n({rowid},{indexed})"));
+                    let waiting_words = quoted(&waiting_text(kind, &text));
+                    waiting.push(format!("\n({rowid},{waiting_words})"));
                 }
             }
             let _ = writeln!(

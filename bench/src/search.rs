@@ -18,7 +18,7 @@ use std::time::Instant;
 use rusqlite::params;
 
 use needhave::handlers::posts::{find, page, Filter, Kind};
-use needhave::rules::words::index_text;
+use needhave::rules::words::waiting_text;
 use needhave::search::{Cursor, Words};
 use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::store::{CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
@@ -117,7 +117,7 @@ pub fn seed_grouped(
                     let key = needhave::rules::note_key(&note);
                     let id = format!("{i:032x}");
                     post.execute(params![id, kind.as_str(), note, i as i64, key])?;
-                    new_words.execute(params![id, index_text(kind, &note)])?;
+                    new_words.execute(params![id, waiting_text(kind, &note)])?;
                     move_words.execute([])?;
                     clear_words.execute([])?;
                 }

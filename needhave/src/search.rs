@@ -17,7 +17,7 @@
 //! which splits at ASCII punctuation and spaces only and so takes every term
 //! as written); see `docs/finding.md` for why FTS5 and how it is exported.
 
-use crate::rules::words::{bigrams, kind_term, pieces, words, Piece};
+use crate::rules::words::{bigrams, kind_mark, kind_term, pieces, words, Piece};
 use crate::rules::Kind;
 
 /// Characters a query may have.
@@ -61,31 +61,42 @@ impl Words {
     }
 
     /// The FTS5 query of these words, each required: a spaced piece as a
-    /// prefix (`"bike"*`), an unspaced run as each of its pairs (a single
-    /// character as a prefix of the pairs it starts), and the kind's term
-    /// when one is asked for. `None` when there is nothing to match.
+    /// prefix (`"ⁿbike"*`), an unspaced run as each of its pairs (a single
+    /// character as a prefix of the pairs it starts), each begun with the
+    /// kind's mark as the index holds it (`rules::words::index_text`).
+    /// With a kind, that kind's terms; without, either kind's, all of one
+    /// (`(... AND ...) OR (... AND ...)`: a post's terms all carry its
+    /// kind). `None` when there is nothing to match.
     pub fn expression(&self, kind: Option<Kind>) -> Option<String> {
         if self.0.is_empty() {
             return None;
         }
-        let mut out = String::new();
-        self.each_term(kind, |term, prefix| {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            // Terms hold only letters and digits: no `"` to double.
-            out.push('"');
-            out.push_str(term);
-            out.push('"');
-            if prefix {
-                out.push('*');
-            }
-        });
-        Some(out)
+        let of_kind = |k: Kind| {
+            let mark = kind_mark(k);
+            let mut out = String::new();
+            self.each_term(None, |term, prefix| {
+                if !out.is_empty() {
+                    out.push_str(" AND ");
+                }
+                // Terms hold only letters and digits: no `"` to double.
+                out.push('"');
+                out.push(mark);
+                out.push_str(term);
+                out.push('"');
+                if prefix {
+                    out.push('*');
+                }
+            });
+            out
+        };
+        Some(match kind {
+            Some(k) => of_kind(k),
+            None => format!("({}) OR ({})", of_kind(Kind::Need), of_kind(Kind::Have)),
+        })
     }
 
     /// The terms as a JSON array of what a post's words, spaces around them
-    /// (`' ' || words || ' '`, the text `rules::words::index_text` makes),
+    /// (`' ' || words || ' '`, the text `rules::words::waiting_text` makes),
     /// must each contain to match as FTS5 matches
     /// [`expression`](Self::expression): `" bike"` for a prefix (a term
     /// that begins with it), `" ·need "` for a whole term. For the few
@@ -224,7 +235,7 @@ mod tests {
     /// included.
     #[test]
     fn needles_agree_with_the_index() {
-        use crate::rules::words::index_text;
+        use crate::rules::words::{index_text, waiting_text};
         let notes = [
             "BIKES and ｇｐｕ to\u{200b}night at the cafe\u{301}, ÄRGER 4090",
             "bike pump",
@@ -272,13 +283,12 @@ mod tests {
         let mut indexed = Vec::new();
         for (i, note) in notes.iter().enumerate() {
             let kind = if i % 2 == 0 { Kind::Need } else { Kind::Have };
-            let words = index_text(kind, note);
             conn.execute(
                 "INSERT INTO post_words (rowid, words) VALUES (?1, ?2)",
-                rusqlite::params![i as i64 + 1, words],
+                rusqlite::params![i as i64 + 1, index_text(kind, note)],
             )
             .unwrap();
-            indexed.push(words);
+            indexed.push(waiting_text(kind, note));
         }
         let mut compared = 0;
         for q in queries {
@@ -316,18 +326,81 @@ mod tests {
         assert!(compared > 40, "{compared}");
     }
 
+    /// The move out of `words_new` marks the words in SQL
+    /// (`store::MOVE_WORDS`) as `index_text` marks them in Rust: every
+    /// term `index_text` writes for a post, and no other post's, finds it
+    /// once moved.
+    #[test]
+    fn the_move_marks_words_as_index_text_does() {
+        use crate::rules::words::{index_text, waiting_text};
+        use crate::store::{MOVE_WORDS, PENDING_MAX};
+        let notes = [
+            "Need a BIKE, bike!",
+            "我有自行车",
+            "RTX4090显卡 gpu",
+            "ﾉｰﾄﾊﾟｿｺﾝ",
+            "x",
+        ];
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrate::apply(&conn).unwrap();
+        let post = |i: i64| {
+            (
+                Kind::parse(["need", "have"][i as usize % 2]).unwrap(),
+                notes[i as usize % notes.len()],
+            )
+        };
+        for i in 1..=PENDING_MAX {
+            let (kind, note) = post(i);
+            conn.execute(
+                "INSERT INTO words_new (post, words) VALUES (?1, ?2)",
+                rusqlite::params![i, waiting_text(kind, note)],
+            )
+            .unwrap();
+        }
+        assert_eq!(conn.execute(MOVE_WORDS, []).unwrap(), PENDING_MAX as usize);
+        for i in 1..=PENDING_MAX {
+            let (kind, note) = post(i);
+            for term in index_text(kind, note).split(' ') {
+                let found: Vec<i64> = conn
+                    .prepare("SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1")
+                    .unwrap()
+                    .query_map([format!("\"{term}\"")], |r| r.get(0))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert!(found.contains(&i), "{term} of post {i}: {found:?}");
+                assert!(
+                    found.iter().all(|&j| post(j) == (kind, post(j).1)
+                        && index_text(kind, post(j).1).split(' ').any(|t| t == term)),
+                    "{term}: {found:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn queries() {
         let q = |s: &str| Words::parse(s).and_then(|w| w.expression(None));
-        assert_eq!(q("Bike"), Some("\"bike\"*".into()));
-        assert_eq!(q("  !!! "), None);
-        assert_eq!(q("ｇｐｕ tonight"), Some("\"gpu\"* \"tonight\"*".into()));
-        assert_eq!(q("自行车"), Some("\"自行\" \"行车\"".into()));
-        assert_eq!(q("车"), Some("\"车\"*".into()));
         assert_eq!(
-            Words::parse("bike").unwrap().expression(Some(Kind::Have)),
-            Some("\"\u{b7}have\" \"bike\"*".into())
+            q("Bike"),
+            Some("(\"\u{207f}bike\"*) OR (\"\u{2b0}bike\"*)".into())
         );
+        assert_eq!(q("  !!! "), None);
+        assert_eq!(
+            q("ｇｐｕ tonight"),
+            Some(
+                "(\"\u{207f}gpu\"* AND \"\u{207f}tonight\"*) OR \
+                 (\"\u{2b0}gpu\"* AND \"\u{2b0}tonight\"*)"
+                    .into()
+            )
+        );
+        let have = |s: &str| Words::parse(s).and_then(|w| w.expression(Some(Kind::Have)));
+        assert_eq!(
+            have("自行车"),
+            Some("\"\u{2b0}自行\" AND \"\u{2b0}行车\"".into())
+        );
+        assert_eq!(have("车"), Some("\"\u{2b0}车\"*".into()));
+        assert_eq!(have("bike"), Some("\"\u{2b0}bike\"*".into()));
         assert_eq!(
             Words::parse("Bike 自行车")
                 .unwrap()

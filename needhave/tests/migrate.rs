@@ -323,8 +323,8 @@ fn leaf_size(conn: &Connection) -> Option<i64> {
 }
 
 /// A file of the release before small leaves (version 8): the upgrade sets
-/// them, its posts stay found, and an open of the current file writes
-/// nothing.
+/// them and indexes its posts again with their kind's mark, its posts
+/// stay found, and an open of the current file writes nothing.
 #[test]
 fn a_version_8_file_gets_small_leaves_and_keeps_its_index() {
     let dir = scratch("v8");
@@ -335,9 +335,11 @@ fn a_version_8_file_gets_small_leaves_and_keeps_its_index() {
     let before = matching(&conn, "\"bike\"*");
     assert_eq!(before, [1, 2, 7]);
     let done = migrate::apply(&conn).unwrap().unwrap();
-    assert_eq!((done.from, done.indexed), (8, 0));
+    // Version 10 makes the index again, its terms begun with their kind's
+    // mark: every old post indexed again.
+    assert_eq!((done.from, done.indexed), (8, OLD_NOTES.len()));
     assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
-    assert_eq!(matching(&conn, "\"bike\"*"), before);
+    assert_eq!(matching(&conn, &words("bike")), before);
     let changes = conn.total_changes();
     assert_eq!(migrate::apply(&conn).unwrap(), None);
     assert_eq!(
@@ -401,6 +403,13 @@ fn indexed(conn: &Connection) -> Vec<i64> {
     .unwrap()
 }
 
+/// The FTS5 query a search of these words (of either kind) runs.
+fn words(q: &str) -> String {
+    needhave::search::Words::parse(q)
+        .and_then(|w| w.expression(None))
+        .unwrap()
+}
+
 /// The post rowids whose words match an FTS5 query.
 fn matching(conn: &Connection, query: &str) -> Vec<i64> {
     conn.prepare(
@@ -433,9 +442,9 @@ fn a_previous_release_file_gets_its_posts_indexed() {
         indexed(&conn),
         (1..=OLD_NOTES.len() as i64).collect::<Vec<_>>()
     );
-    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7]);
-    assert_eq!(matching(&conn, "\"\u{b7}have\""), [3]);
-    assert_eq!(matching(&conn, "\"caf\u{e9}\"*"), [3]);
+    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7]);
+    assert_eq!(matching(&conn, "\"\u{2b0}\u{b7}have\""), [3]);
+    assert_eq!(matching(&conn, &words("caf\u{e9}")), [3]);
     // Once: a current file is not indexed again.
     assert_eq!(migrate::apply(&conn).unwrap(), None);
     assert_eq!(indexed(&conn).len(), OLD_NOTES.len());
@@ -492,7 +501,8 @@ fn write_indexed_release(db: &std::path::Path, version: i64) {
             "INSERT INTO post_words (rowid, words) VALUES (?1, ?2)",
             rusqlite::params![
                 number,
-                needhave::rules::words::index_text(needhave::rules::Kind::Need, note)
+                // The text the index held before version 10: no kind's mark.
+                needhave::rules::words::waiting_text(needhave::rules::Kind::Need, note)
             ],
         )
         .unwrap();
@@ -676,8 +686,8 @@ fn the_upgrade_from_version_6_indexes_every_post_again() {
     .unwrap_or_else(|e| panic!("{e}"));
     let done = migrate::apply(&conn).unwrap().unwrap();
     assert_eq!((done.from, done.indexed), (6, OLD_NOTES.len()));
-    assert!(matching(&conn, "\"stale\"").is_empty());
-    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7]);
+    assert!(matching(&conn, &words("stale")).is_empty());
+    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7]);
     assert_eq!(migrate::apply(&conn).unwrap(), None);
 }
 
@@ -693,16 +703,23 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
     }
     // A post written by the release before this one, indexed at its
     // insert; then one of this release, whose words wait in words_new:
-    // not the back-fill's.
+    // not the back-fill's; then one a Worker of the release before 0010
+    // moved into the new index without marks: the back-fill's again.
     conn.execute_batch(
         "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
          VALUES ('ffffffffffffffffffffffffffffffff', 'have', 'a new bike', 'h', 'ip', 9); \
-         INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, '\u{b7}have a new bike' FROM posts \
+         INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, \
+         '\u{2b0}\u{b7}have \u{2b0}a \u{2b0}new \u{2b0}bike' FROM posts \
          WHERE id = 'ffffffffffffffffffffffffffffffff'; \
          INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
          VALUES ('fffffffffffffffffffffffffffffffe', 'have', 'a newer bike', 'h', 'ip', 10); \
          INSERT INTO words_new (post, words) SELECT rowid, '\u{b7}have a newer bike' FROM posts \
-         WHERE id = 'fffffffffffffffffffffffffffffffe';",
+         WHERE id = 'fffffffffffffffffffffffffffffffe'; \
+         INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+         VALUES ('fffffffffffffffffffffffffffffffd', 'need', 'an old bike mover', 'h', 'ip', 11); \
+         INSERT INTO post_words (rowid, words) SELECT 268435456 - rowid, \
+         '\u{b7}need an old bike mover' FROM posts \
+         WHERE id = 'fffffffffffffffffffffffffffffffd';",
     )
     .unwrap();
     let wrangler_json = |conn: &Connection| {
@@ -720,21 +737,25 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
             .unwrap();
         json!([{"results": rows, "success": true, "meta": {"served_by": "test"}}]).to_string()
     };
+    // The query wrangler runs asks FTS5 what the native back-fill asks.
+    assert!(migrate::D1_UNINDEXED.contains(needhave::rules::words::ANY_INDEXED));
     let first = wrangler_json(&conn);
-    assert_eq!(first.matches("\"id\"").count(), OLD_NOTES.len());
+    assert_eq!(first.matches("\"id\"").count(), OLD_NOTES.len() + 1);
+    assert!(matching(&conn, &words("bike")).contains(&8));
+    assert!(!matching(&conn, &words("bike")).contains(&10));
     let sql = d1_words(&first);
     conn.execute_batch(&sql).unwrap();
-    assert_eq!(indexed(&conn).len(), OLD_NOTES.len() + 1);
-    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7, 8]);
+    assert_eq!(indexed(&conn).len(), OLD_NOTES.len() + 2);
+    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7, 8, 10]);
     // Again, and the same file once more: nothing is added twice.
     assert_eq!(wrangler_json(&conn).matches("\"id\"").count(), 0);
     conn.execute_batch(&sql).unwrap();
-    assert_eq!(matching(&conn, "\"bike\"*"), [1, 2, 7, 8]);
+    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7, 8, 10]);
     // The list's own query of a word finds them as the test's does.
     let ours = needhave::search::Words::parse("BIK")
         .and_then(|w| w.expression(None))
         .unwrap();
-    assert_eq!(matching(&conn, &ours), [1, 2, 7, 8]);
+    assert_eq!(matching(&conn, &ours), [1, 2, 7, 8, 10]);
     for bad in [
         "{}",
         "[{\"results\": [{\"id\": \"x'; DROP TABLE posts; --\", \"kind\": \"need\", \"note\": \"n\"}]}]",

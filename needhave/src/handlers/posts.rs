@@ -11,7 +11,7 @@ use crate::error::{ApiError, Code};
 use crate::http::{Id, Request, Response};
 use crate::json::ToJson;
 use crate::rules;
-use crate::rules::words::index_text;
+use crate::rules::words::waiting_text;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
 use crate::store::{index_words, prepare, RowExt, StoreExt};
@@ -130,7 +130,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     // Its words, in the same batch (one transaction): searchable the moment
     // the 201 is sent, and moved into the index with 63 others. Only a row
     // the insert made gets words.
-    let index = index_words(&id, index_text(kind, note));
+    let index = index_words(&id, waiting_text(kind, note));
     CREATE.run_then(ctx, guards, values, index).await?;
     Ok(PostCreated {
         id,

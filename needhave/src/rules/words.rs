@@ -18,8 +18,11 @@ pub fn kind_term(kind: Kind) -> &'static str {
 }
 
 /// An FTS5 query that every indexed post matches: which posts already have
-/// their words (for the back-fill of an upgraded D1 database).
-pub const ANY_INDEXED: &str = "\"\u{b7}need\" OR \"\u{b7}have\"";
+/// their words (for the back-fill of an upgraded D1 database). The kind's
+/// term with its mark, as [`index_text`] writes it: a post a Worker of an
+/// earlier release moved into the index without marks is not indexed by
+/// this measure, and `needhave d1-words` indexes it again.
+pub const ANY_INDEXED: &str = "\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"";
 
 /// Whether `c` belongs to a script written without spaces between words.
 pub fn unspaced(c: char) -> bool {
@@ -104,9 +107,35 @@ pub fn bigrams(run: &str) -> Vec<&str> {
         .collect()
 }
 
-/// What the index holds for a post: its kind's term, then each distinct
-/// term of its note, separated by spaces.
+/// The character each term of a post's words begins with in the index:
+/// its post's kind. So a search of one kind reads that kind's lists alone,
+/// and a word and a kind whose posts never meet are an empty list, not two
+/// lists walked to their ends. NFKC folds both to a plain letter, so no
+/// word of a note holds either.
+pub fn kind_mark(kind: Kind) -> char {
+    match kind {
+        Kind::Need => '\u{207f}',
+        Kind::Have => '\u{2b0}',
+    }
+}
+
+/// What the index of words holds for a post: [`waiting_text`], each term
+/// begun with the kind's mark ([`kind_mark`]), the kind's own included.
+/// The move out of `words_new` makes the same text in SQL
+/// (`store::MOVE_WORDS`).
 pub fn index_text(kind: Kind, note: &str) -> String {
+    let mark = kind_mark(kind);
+    let mut spaced = String::from(" ");
+    spaced.push(mark);
+    let mut out = String::from(mark);
+    out.push_str(&waiting_text(kind, note).replace(' ', &spaced));
+    out
+}
+
+/// What a post's words are while they wait in `words_new`: its kind's
+/// term, then each distinct term of its note, separated by spaces (a
+/// search matches them there by `instr`, `search::Words::needles`).
+pub fn waiting_text(kind: Kind, note: &str) -> String {
     let mut terms: Vec<String> = Vec::new();
     for word in words(note) {
         for p in pieces(&word) {
@@ -136,10 +165,14 @@ mod tests {
     fn notes_are_indexed_as_their_key_words() {
         assert_eq!(
             index_text(Kind::Need, "Need a BIKE, bike!"),
+            "\u{207f}\u{b7}need \u{207f}need \u{207f}a \u{207f}bike"
+        );
+        assert_eq!(
+            waiting_text(Kind::Need, "Need a BIKE, bike!"),
             "\u{b7}need need a bike"
         );
         assert_eq!(
-            index_text(Kind::Have, "ＧＰＵ to\u{200b}night"),
+            waiting_text(Kind::Have, "ＧＰＵ to\u{200b}night"),
             "\u{b7}have gpu tonight"
         );
     }
@@ -147,13 +180,13 @@ mod tests {
     #[test]
     fn unspaced_runs_become_pairs() {
         assert_eq!(
-            index_text(Kind::Have, "我有自行车"),
+            waiting_text(Kind::Have, "我有自行车"),
             "\u{b7}have 我有 有自 自行 行车"
         );
         assert_eq!(
-            index_text(Kind::Have, "RTX4090显卡"),
+            waiting_text(Kind::Have, "RTX4090显卡"),
             "\u{b7}have rtx4090 显卡"
         );
-        assert_eq!(index_text(Kind::Need, "车"), "\u{b7}need 车");
+        assert_eq!(waiting_text(Kind::Need, "车"), "\u{b7}need 车");
     }
 }

@@ -112,15 +112,21 @@ pub const NEW_WORDS: &str =
 /// where a walk against FTS5's order decodes the whole leaf it starts on
 /// first (docs/finding.md, "Instructions per query"). Newest first is also
 /// the order FTS5 gathers a transaction's rows in without flushing them.
+///
+/// The index holds each term begun with the post's kind's mark
+/// (`rules::words::index_text`): the move adds it, from the kind's term
+/// the words begin with (`·need`, `·have`).
 pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
-     SELECT 268435456 - post, words FROM words_new \
+     SELECT 268435456 - post, \
+     CASE substr(words, 2, 1) WHEN 'n' THEN '\u{207f}' || replace(words, ' ', ' \u{207f}') \
+     ELSE '\u{2b0}' || replace(words, ' ', ' \u{2b0}') END FROM words_new \
      WHERE (SELECT count(*) FROM words_new) >= 64 ORDER BY post DESC";
 
 /// See [`MOVE_WORDS`].
 pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
 
 /// The statements that end a create's batch for post `id`, its `words`
-/// (`rules::words::index_text`) waiting for the index: [`NEW_WORDS`],
+/// (`rules::words::waiting_text`) waiting for the index: [`NEW_WORDS`],
 /// [`MOVE_WORDS`], [`CLEAR_WORDS`].
 pub fn index_words(id: &str, words: String) -> Vec<Statement> {
     vec![

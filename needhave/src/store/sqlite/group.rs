@@ -405,7 +405,7 @@ mod tests {
         };
         let indexed = ids(
             "SELECT p.id FROM post_words JOIN posts p ON p.rowid = 268435456 - post_words.rowid \
-             WHERE post_words MATCH 'alpha' ORDER BY p.rowid",
+             WHERE post_words MATCH '\"\u{207f}alpha\" OR \"\u{2b0}alpha\"' ORDER BY p.rowid",
         );
         let waiting =
             ids("SELECT id FROM words_new JOIN posts ON posts.rowid = post ORDER BY post");
