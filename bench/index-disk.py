@@ -10,7 +10,10 @@ of 64 bytes).
 Each note is close to the list's 500 characters of words no other note
 has: n distinct ASCII words of L letters (L = 2 … 9), 55 words of eight
 4-byte letters (Deseret), and 498 Han letters whose every pair is new.
-Only the index's bytes are counted (`dbstat` of its shadow tables, pages
+The list's own index is the "1-8" column's with each term begun with its
+kind's mark (prefix lists of the mark and one to eight characters): one
+more list, shared by every post of a kind. Only the index's bytes are
+counted (`dbstat` of its shadow tables, pages
 less their unused bytes): what a post costs besides is measured on the
 list itself by `tests/limits.rs`, and docs/finding.md ("The disk bound")
 puts the two together. It uses Python's own SQLite (3.40 here, FTS5 and
@@ -26,7 +29,7 @@ MOVE = 64  # store::PENDING_MAX: posts a segment
 LEAF = 64  # store::WORDS_LEAF: FTS5's pgsz
 
 PREFIXES = [
-    ("1-8 (the list's)", "1 2 3 4 5 6 7 8"),
+    ("1-8", "1 2 3 4 5 6 7 8"),
     ("1-4", "1 2 3 4"),
     ("1-3", "1 2 3"),
     ("1-2", "1 2"),

@@ -152,8 +152,8 @@ pub const WORDS_BASE: i64 = 1 << 28;
 /// list that fills four leaves or more; any shorter list, in any segment,
 /// is stepped a row number at a time. Small leaves give the list of a
 /// common word a doclist index in all but the smallest segments, so a deep
-/// page costs about what its first does; the index takes about half as
-/// many bytes again for it (docs/finding.md, "Deep pages").
+/// page costs about what its first does; the index takes more bytes for
+/// it, a row of `post_words_data` a leaf (docs/finding.md, "Deep pages").
 pub const WORDS_LEAF: i64 = 64;
 
 /// A result row, by column name, as D1 returns it.
