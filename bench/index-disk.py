@@ -5,14 +5,14 @@ against fewer, on a file written as the list writes its index (64 posts a
 segment, each post under 2^28 - its row number, `detail = none`, leaves
 of 64 bytes).
 
-    python3 bench/index-disk.py [--posts 300] [--leaf 64]
+    python3 bench/index-disk.py [--posts 300] [--leaf 64] [--marks]
 
 Each note is close to the list's 500 characters of words no other note
 has: n distinct ASCII words of L letters (L = 2 … 9), 55 words of eight
 4-byte letters (Deseret), and 498 Han letters whose every pair is new.
-The list's own index is the "1-8" column's with each term begun with its
-kind's mark (prefix lists of the mark and one to eight characters): one
-more list, shared by every post of a kind. Only the index's bytes are
+The list's own index is the "1-8" column's with `--marks`: each term
+begun with its kind's mark, and prefix lists of the mark and one to eight
+characters. Only the index's bytes are
 counted (`dbstat` of its shadow tables, pages
 less their unused bytes): what a post costs besides is measured on the
 list itself by `tests/limits.rs`, and docs/finding.md ("The disk bound")
@@ -28,13 +28,18 @@ BASE = 268435456  # store::WORDS_BASE: a post's words under 2^28 - rowid
 MOVE = 64  # store::PENDING_MAX: posts a segment
 LEAF = 64  # store::WORDS_LEAF: FTS5's pgsz
 
+# (column, prefix lists by characters after any mark, dictionary of terms)
 PREFIXES = [
-    ("1-8", "1 2 3 4 5 6 7 8"),
-    ("1-4", "1 2 3 4"),
-    ("1-3", "1 2 3"),
-    ("1-2", "1 2"),
-    ("1", "1"),
-    ("none", ""),
+    ("1-8", "1 2 3 4 5 6 7 8", False),
+    ("1-4", "1 2 3 4", False),
+    ("1-3", "1 2 3", False),
+    ("1-2", "1 2", False),
+    ("1", "1", False),
+    ("none", "", False),
+    # Lists of one character and a table of every distinct term of two or
+    # more, which a query word would be looked up in to become the few
+    # terms it begins: an OR that FTS5 walks page by page.
+    ("1 + dictionary", "1", True),
 ]
 
 
@@ -91,26 +96,41 @@ def han_pairs(i):
     return ["".join(chr(0x4E00 + (i * 499 + k * 7) % 20000) for k in range(498)) + tail(i)]
 
 
-def index_bytes(note, prefix, posts, leaf):
+def marked(text):
+    """Each term begun with the need kind's mark, as the list writes it."""
+    return " ".join("\u207f" + t for t in text.split(" "))
+
+
+def index_bytes(note, prefix, posts, leaf, marks=False, dictionary=False):
     c = sqlite3.connect(":memory:")
+    if marks:  # a list of n characters after the mark is FTS5's list of n + 1
+        prefix = " ".join(str(int(n) + 1) for n in prefix.split())
     option = f", prefix = '{prefix}'" if prefix else ""
     c.execute(
         "CREATE VIRTUAL TABLE post_words USING fts5 (words, content = '', "
         f"columnsize = 0, detail = none, tokenize = 'ascii'{option})"
     )
     c.execute("INSERT INTO post_words (post_words, rank) VALUES ('pgsz', ?)", (leaf,))
+    c.execute("CREATE TABLE terms (term TEXT PRIMARY KEY) WITHOUT ROWID")
     note_bytes = 0
     for start in range(0, posts, MOVE):
         with c:
             for i in range(start, min(posts, start + MOVE)):
                 words = note(i)
                 note_bytes += len(" ".join(words).encode())
+                text = index_text(words)
                 c.execute(
                     "INSERT INTO post_words (rowid, words) VALUES (?, ?)",
-                    (BASE - (i + 1), index_text(words)),
+                    (BASE - (i + 1), marked(text) if marks else text),
                 )
+                if dictionary:
+                    c.executemany(
+                        "INSERT OR IGNORE INTO terms VALUES (?)",
+                        [(t,) for t in text.split(" ")[1:] if len(t) >= 2],
+                    )
     used = c.execute(
-        "SELECT sum(pgsize - unused) FROM dbstat WHERE name LIKE 'post_words_%'"
+        "SELECT sum(pgsize - unused) FROM dbstat "
+        "WHERE name LIKE 'post_words_%' OR name = 'terms'"
     ).fetchone()[0]
     return used / posts, note_bytes / posts
 
@@ -119,15 +139,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--posts", type=int, default=300)
     ap.add_argument("--leaf", type=int, default=LEAF, help="FTS5's pgsz (the list's: 64)")
+    ap.add_argument(
+        "--marks", action="store_true", help="terms begun with the kind's mark, as the list's"
+    )
     args = ap.parse_args()
     cases = [(f"ASCII words of {n} letters", ascii_words(n)) for n in range(2, 10)]
     cases += [("Deseret words of 8 letters", deseret_words), ("Han, every pair new", han_pairs)]
-    print("| note | note B | " + " | ".join(p for p, _ in PREFIXES) + " |")
+    print("| note | note B | " + " | ".join(p for p, _, _ in PREFIXES) + " |")
     print("|---|---:|" + "---:|" * len(PREFIXES))
     for name, note in cases:
         cells = []
-        for _, prefix in PREFIXES:
-            used, note_bytes = index_bytes(note, prefix, args.posts, args.leaf)
+        for _, prefix, dictionary in PREFIXES:
+            used, note_bytes = index_bytes(
+                note, prefix, args.posts, args.leaf, args.marks, dictionary
+            )
             cells.append(f"{used:,.0f}")
         print(f"| {name} | {note_bytes:,.0f} | " + " | ".join(cells) + " |")
 
