@@ -9,7 +9,9 @@ of 64 bytes).
 
 Each note is close to the list's 500 characters of words no other note
 has: n distinct ASCII words of L letters (L = 2 … 9), 55 words of eight
-4-byte letters (Deseret), and 498 Han letters whose every pair is new.
+4-byte letters (Deseret), and 498 Han letters whose every pair is new;
+and, for comparison, notes of ordinary words (a vocabulary of 5,000,
+Zipf's law), which share most of theirs once a list has a few thousand.
 The list's own index is the "1-8" column's with `--marks`: each term
 begun with its kind's mark, and prefix lists of the mark and one to eight
 characters. Only the index's bytes are
@@ -21,6 +23,7 @@ dbstat built in), so the figures are the index's shape, not the list's
 statements; SQLite 3.50 writes the same format.
 """
 import argparse
+import bisect
 import itertools
 import sqlite3
 
@@ -96,6 +99,27 @@ def han_pairs(i):
     return ["".join(chr(0x4E00 + (i * 499 + k * 7) % 20000) for k in range(498)) + tail(i)]
 
 
+SYLLABLES = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
+VOCABULARY = [
+    "".join(SYLLABLES[mix(w * 4 + s) % len(SYLLABLES)] for s in range(2 + mix(w) % 3))
+    for w in range(5000)
+]
+CUMULATIVE = list(itertools.accumulate(1 / (r + 1) for r in range(len(VOCABULARY))))
+
+
+def ordinary_words(i):
+    """A note as people write them: words of a 5,000-word vocabulary of
+    two to four syllables, the r-th most used 1/r as often (Zipf), about
+    500 characters."""
+    words, length, k = [], 0, 0
+    while length < 490:
+        x = mix(i * 1000 + k) / 2**64 * CUMULATIVE[-1]
+        words.append(VOCABULARY[bisect.bisect(CUMULATIVE, x)])
+        length += len(words[-1]) + 1
+        k += 1
+    return words + [tail(i)]
+
+
 def marked(text):
     """Each term begun with the need kind's mark, as the list writes it."""
     return " ".join("\u207f" + t for t in text.split(" "))
@@ -145,6 +169,7 @@ def main():
     args = ap.parse_args()
     cases = [(f"ASCII words of {n} letters", ascii_words(n)) for n in range(2, 10)]
     cases += [("Deseret words of 8 letters", deseret_words), ("Han, every pair new", han_pairs)]
+    cases += [("Ordinary words (Zipf, 5,000)", ordinary_words)]
     print("| note | note B | " + " | ".join(p for p, _, _ in PREFIXES) + " |")
     print("|---|---:|" + "---:|" * len(PREFIXES))
     for name, note in cases:

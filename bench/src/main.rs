@@ -40,6 +40,9 @@
 //!                            a file as `search` seeds it, left as written
 //!     needhave-bench search-call --db F --q WORDS [--kind K] [--limit 100] [--runs 1]
 //!                            the same page through the store's `find`, as `GET /posts` asks for it
+//!     needhave-bench disk    [--work DIR] [--posts 300]
+//!                            what a post costs on disk against its bound, for notes
+//!                            of many shapes (bench/src/disk.rs)
 //!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
 //!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh)
 //!
@@ -50,6 +53,7 @@ mod before_after;
 mod check;
 mod client;
 mod d1_seed;
+mod disk;
 mod hello;
 mod load;
 mod procs;
@@ -159,6 +163,7 @@ fn main() -> ExitCode {
                     .map_err(|e| e.to_string())
             })
         }
+        "disk" => rt.block_on(disk::run(&args.work(), args.num("posts", 300).max(1))),
         "search" => rt.block_on(search::run(
             &args.work(),
             args.num("large", 1_000_000),
@@ -199,7 +204,7 @@ fn main() -> ExitCode {
         )
         .map(|files| println!("{}", files.join("\n"))),
         _ => Err(
-            "usage: needhave-bench all|faults|group-sweep|hello|search|seed|d1-seed (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|search|disk|seed|d1-seed (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {

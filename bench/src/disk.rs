@@ -1,0 +1,238 @@
+//! What a post costs on disk against the bound of three times its note's
+//! UTF-8 bytes plus 1 KiB, for notes of many shapes: each case writes
+//! `posts` posts through the list's own create (in process, each from an
+//! IPv6 site of its own, so every row keeps a site hash) into a fresh
+//! file, and counts its pages in use after a checkpoint, as
+//! `tests/limits.rs` does for the cases it asserts.
+//!
+//!     needhave-bench disk [--work DIR] [--posts 300]
+//!
+//! Besides the test's cases: notes of words no other note has (ASCII,
+//! Deseret, pairs of Han letters), random text as a client might send
+//! it (words of one to ten random letters, base64url, hex), and ordinary
+//! notes (words of a 5,000-word vocabulary, Zipf's law), whose words a
+//! young list has not seen yet. It reports; it asserts nothing
+//! (docs/finding.md, "The disk bound").
+
+use std::path::Path;
+use std::sync::Arc;
+
+use needhave::http::Request;
+use needhave::store::sqlite::SqliteStore;
+use needhave::{Config, Ctx};
+
+/// splitmix64: the same letters on every run (bench/index-disk.py's).
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn letter(base: u32, n: u64) -> char {
+    char::from_u32(base + n as u32).unwrap_or('?')
+}
+
+/// Two Han letters of the note's own, so that no two notes are the same.
+fn tail(i: u64) -> String {
+    [i % 64, i / 64]
+        .iter()
+        .map(|&d| letter(0x4e00, d))
+        .collect()
+}
+
+/// `n` distinct words of `len` letters from `alphabet` letters at `base`.
+fn unique_words(i: u64, n: u64, len: u64, base: u32, alphabet: u64) -> String {
+    let words: Vec<String> = (0..n)
+        .map(|k| {
+            (0..len)
+                .map(|j| letter(base, mix(((i * 200 + k) * 16 + j) * 3 + 1) % alphabet))
+                .collect()
+        })
+        .collect();
+    format!("{} {}", words.join(" "), tail(i))
+}
+
+fn random_words(i: u64) -> String {
+    let mut note = String::new();
+    let mut j = 0;
+    while note.len() < 485 {
+        let len = 1 + mix(i * 7919 + j) % 10;
+        note.extend((0..len).map(|k| letter(97, mix(i * 100_000 + j * 20 + k) % 26)));
+        note.push(' ');
+        j += 1;
+    }
+    note + &tail(i)
+}
+
+fn from_alphabet(i: u64, alphabet: &[u8]) -> String {
+    (0..498)
+        .map(|j| alphabet[(mix(i * 1000 + j) % alphabet.len() as u64) as usize] as char)
+        .collect::<String>()
+        + &tail(i)
+}
+
+/// Ordinary notes: words of a vocabulary of 5,000 made of two to four
+/// syllables, the r-th most used 1/r as often.
+struct Ordinary {
+    vocabulary: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+impl Ordinary {
+    fn new() -> Ordinary {
+        let syllables: Vec<String> = "bcdfghklmnprstvz"
+            .chars()
+            .flat_map(|c| "aeiou".chars().map(move |v| format!("{c}{v}")))
+            .collect();
+        let vocabulary: Vec<String> = (0..5000u64)
+            .map(|w| {
+                (0..2 + mix(w) % 3)
+                    .map(|s| syllables[(mix(w * 4 + s) % syllables.len() as u64) as usize].as_str())
+                    .collect()
+            })
+            .collect();
+        let mut total = 0.0;
+        let cumulative = (0..vocabulary.len())
+            .map(|r| {
+                total += 1.0 / (r as f64 + 1.0);
+                total
+            })
+            .collect();
+        Ordinary {
+            vocabulary,
+            cumulative,
+        }
+    }
+
+    fn note(&self, i: u64) -> String {
+        let total = self.cumulative[self.cumulative.len() - 1];
+        let mut words: Vec<&str> = Vec::new();
+        let (mut length, mut k) = (0, 0);
+        while length < 480 {
+            let x = mix(i * 1000 + k) as f64 / 2f64.powi(64) * total;
+            let word = &self.vocabulary[self.cumulative.partition_point(|&c| c <= x)];
+            words.push(word);
+            length += word.len() + 1;
+            k += 1;
+        }
+        format!("{} {}", words.join(" "), tail(i))
+    }
+}
+
+/// A case: its label, and its `i`th note.
+type Case<'a> = (&'static str, Box<dyn Fn(u64) -> String + 'a>);
+
+/// Bytes of the file's pages in use, after a checkpoint.
+fn used_bytes(store: &SqliteStore) -> i64 {
+    store.with_connection(|c| {
+        let _ = c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        let get = |p: &str| c.query_row(p, [], |r| r.get::<_, i64>(0)).unwrap_or(0);
+        (get("PRAGMA page_count") - get("PRAGMA freelist_count")) * get("PRAGMA page_size")
+    })
+}
+
+/// Per post: the note's bytes, and what the file grew by.
+async fn per_post(
+    work: &Path,
+    label: &str,
+    posts: u64,
+    note: &dyn Fn(u64) -> String,
+) -> Result<(i64, i64), String> {
+    let path = crate::fresh_db(work, &format!("disk-{label}.db"));
+    let store = Arc::new(SqliteStore::open(&path).map_err(|e| format!("{path}: {e}"))?);
+    let config = Arc::new(Config {
+        ip_salt: "bench".into(),
+        ..Config::default()
+    });
+    let before = used_bytes(&store);
+    let mut bytes = 0;
+    for i in 0..posts {
+        let text = note(i);
+        bytes += text.len() as i64;
+        let mut req = Request::new("POST", "/posts");
+        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
+        req.body = serde_json::json!({"kind": "need", "note": text})
+            .to_string()
+            .into_bytes();
+        let mut ctx = Ctx::new(
+            &needhave::routes::API,
+            store.clone(),
+            config.clone(),
+            &format!("2001:db8:{i:x}::1"),
+        );
+        ctx.now_ms = 1_800_000_000_000 + i as i64;
+        let r = needhave::handle(&req, &ctx).await;
+        if r.status != 201 {
+            return Err(format!(
+                "{label}, post {i}: {} {}",
+                r.status,
+                String::from_utf8_lossy(&r.body)
+            ));
+        }
+    }
+    let grew = used_bytes(&store) - before;
+    drop(store);
+    crate::fresh_db(work, &format!("disk-{label}.db"));
+    Ok((bytes / posts as i64, grew / posts as i64))
+}
+
+pub async fn run(work: &Path, posts: u64) -> Result<(), String> {
+    let ordinary = Ordinary::new();
+    let cases: Vec<Case> = vec![
+        (
+            "one word of 498 a",
+            Box::new(|i| "a".repeat(498) + &tail(i)),
+        ),
+        (
+            "U+FDFA x 498",
+            Box::new(|i| "\u{fdfa}".repeat(498) + &tail(i)),
+        ),
+        ("ordinary words", Box::new(|i| ordinary.note(i))),
+        ("random words of 1-10 letters", Box::new(random_words)),
+        (
+            "base64url",
+            Box::new(|i| {
+                from_alphabet(
+                    i,
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+                )
+            }),
+        ),
+        ("hex", Box::new(|i| from_alphabet(i, b"0123456789abcdef"))),
+        (
+            "124 words of 3 ASCII letters",
+            Box::new(|i| unique_words(i, 124, 3, 97, 26)),
+        ),
+        (
+            "55 words of 8 ASCII letters",
+            Box::new(|i| unique_words(i, 55, 8, 97, 26)),
+        ),
+        (
+            "55 words of 8 Deseret letters",
+            Box::new(|i| unique_words(i, 55, 8, 0x10428, 40)),
+        ),
+        (
+            "498 Han letters, every pair new",
+            Box::new(|i| {
+                (0..498)
+                    .map(|k| letter(0x4e00, (i * 499 + k * 7) % 20000))
+                    .collect::<String>()
+                    + &tail(i)
+            }),
+        ),
+    ];
+    println!("{posts} posts a case, each from its own IPv6 site; bytes a post");
+    println!("| note | note B | on disk | bound | on disk / bound |");
+    println!("|---|---:|---:|---:|---:|");
+    for (label, note) in &cases {
+        let file = label.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+        let (note_bytes, on_disk) = per_post(work, &file, posts, note.as_ref()).await?;
+        let bound = 3 * note_bytes + 1024;
+        println!(
+            "| {label} | {note_bytes} | {on_disk} | {bound} | {:.2}× |",
+            on_disk as f64 / bound as f64
+        );
+    }
+    Ok(())
+}
