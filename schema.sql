@@ -48,10 +48,13 @@ CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
 -- prefix indexes for query words of one to eight characters, the mark
 -- and the word's first one to eight (a prefix query without one merges
 -- every matching term's list first). Its leaves
--- are 64 bytes (FTS5's `pgsz`, a setting rather than schema: migrations/
--- 0009 sets it, on D1 and natively, a fresh file included), so that a
--- deep page seeks where it would step. See docs/finding.md for why FTS5,
--- and how to export a D1 database that has it.
+-- (FTS5's `pgsz`, a setting rather than schema) are FTS5's own 4,050 bytes
+-- until the list holds 10,000 posts (migrations/0011, a fresh file's
+-- included), then 64 bytes (store::SMALL_LEAVES, in the create that gets
+-- there), so that a deep page seeks where it would step: small leaves cost
+-- a word no other note holds about twice the bytes, and most words of a
+-- young list are new to it. See docs/finding.md for why FTS5, and how to
+-- export a D1 database that has it.
 CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
   words, content = '', columnsize = 0, detail = none,
   tokenize = 'ascii', prefix = '2 3 4 5 6 7 8 9'

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 use needhave::rules::words::{index_text, waiting_text};
 use needhave::secrets::sha256_hex;
-use needhave::store::{PENDING_MAX, WORDS_BASE};
+use needhave::store::{PENDING_MAX, WORDS_BASE, WORDS_GROWN, WORDS_LEAF};
 
 use crate::search::note;
 
@@ -73,6 +73,14 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                 "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
             );
             words.reverse();
+            // The list's leaves: FTS5's own until its 10,000th post, small
+            // from the rows that reach it (store::SMALL_LEAVES).
+            if at < WORDS_GROWN as u64 && stop >= WORDS_GROWN as u64 {
+                let _ = writeln!(
+                    sql,
+                    "INSERT INTO post_words (post_words, rank) VALUES ('pgsz', {WORDS_LEAF});"
+                );
+            }
             if !words.is_empty() {
                 let _ = writeln!(
                     sql,

@@ -5,7 +5,9 @@
 //! file, and counts its pages in use after a checkpoint, as
 //! `tests/limits.rs` does for the cases it asserts.
 //!
-//!     needhave-bench disk [--work DIR] [--posts 300]
+//!     needhave-bench disk [--work DIR] [--posts 300] [--pgsz BYTES]
+//!
+//! `--pgsz`: FTS5's leaf size for the index, instead of the list's.
 //!
 //! Besides the test's cases: notes of words no other note has (ASCII,
 //! Deseret, pairs of Han letters), random text as a client might send
@@ -137,10 +139,21 @@ async fn per_post(
     work: &Path,
     label: &str,
     posts: u64,
+    pgsz: Option<u64>,
     note: &dyn Fn(u64) -> String,
 ) -> Result<(i64, i64), String> {
     let path = crate::fresh_db(work, &format!("disk-{label}.db"));
     let store = Arc::new(SqliteStore::open(&path).map_err(|e| format!("{path}: {e}"))?);
+    if let Some(bytes) = pgsz {
+        store
+            .with_connection(|c| {
+                c.execute(
+                    "INSERT INTO post_words (post_words, rank) VALUES ('pgsz', ?1)",
+                    [bytes],
+                )
+            })
+            .map_err(|e| e.to_string())?;
+    }
     let config = Arc::new(Config {
         ip_salt: "bench".into(),
         ..Config::default()
@@ -177,7 +190,7 @@ async fn per_post(
     Ok((bytes / posts as i64, grew / posts as i64))
 }
 
-pub async fn run(work: &Path, posts: u64) -> Result<(), String> {
+pub async fn run(work: &Path, posts: u64, pgsz: Option<u64>) -> Result<(), String> {
     let ordinary = Ordinary::new();
     let cases: Vec<Case> = vec![
         (
@@ -227,7 +240,7 @@ pub async fn run(work: &Path, posts: u64) -> Result<(), String> {
     println!("|---|---:|---:|---:|---:|");
     for (label, note) in &cases {
         let file = label.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
-        let (note_bytes, on_disk) = per_post(work, &file, posts, note.as_ref()).await?;
+        let (note_bytes, on_disk) = per_post(work, &file, posts, pgsz, note.as_ref()).await?;
         let bound = 3 * note_bytes + 1024;
         println!(
             "| {label} | {note_bytes} | {on_disk} | {bound} | {:.2}× |",

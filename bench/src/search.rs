@@ -21,7 +21,7 @@ use needhave::handlers::posts::{find, page, Filter, Kind};
 use needhave::rules::words::waiting_text;
 use needhave::search::{Cursor, Words};
 use needhave::store::sqlite::{segments, SqliteStore};
-use needhave::store::{CLEAR_WORDS, MOVE_WORDS, NEW_WORDS};
+use needhave::store::{CLEAR_WORDS, MOVE_WORDS, NEW_WORDS, SMALL_LEAVES};
 use needhave::{Config, Ctx};
 
 use crate::scale::percentile;
@@ -107,6 +107,12 @@ pub fn seed_grouped(
                      VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5)",
                 )?;
                 let mut new_words = c.prepare(NEW_WORDS)?;
+                // A leaf size asked for stays; otherwise the list's switch
+                // to small leaves at its 10,000th post.
+                let mut small_leaves = match pgsz {
+                    Some(_) => None,
+                    None => Some(c.prepare(SMALL_LEAVES)?),
+                };
                 let mut move_words = c.prepare(MOVE_WORDS)?;
                 let mut clear_words = c.prepare(CLEAR_WORDS)?;
                 for i in 0..n {
@@ -118,6 +124,9 @@ pub fn seed_grouped(
                     let id = format!("{i:032x}");
                     post.execute(params![id, kind.as_str(), note, i as i64, key])?;
                     new_words.execute(params![id, waiting_text(kind, &note)])?;
+                    if let Some(statement) = small_leaves.as_mut() {
+                        statement.execute([])?;
+                    }
                     move_words.execute([])?;
                     clear_words.execute([])?;
                 }

@@ -303,12 +303,98 @@ fn the_migrations_make_schema_sql() {
     }
     assert_eq!(shape(&migrated), shape(&fresh));
     assert!(shape(&fresh).iter().any(|s| s.contains("posts_note_key")));
-    // The leaf size is a setting, not schema: D1 gets it from 0009, a
-    // native file from its upgrade, a fresh one's included.
-    assert_eq!(leaf_size(&migrated), Some(needhave::store::WORDS_LEAF));
+    // The leaf size is a setting, not schema: D1 gets it from 0009 and
+    // 0011, a native file from its upgrade, a fresh one's included. An
+    // empty list is a young one.
+    assert_eq!(
+        leaf_size(&migrated),
+        Some(needhave::store::WORDS_LEAF_YOUNG)
+    );
     let native = Connection::open_in_memory().unwrap();
     migrate::apply(&native).unwrap().unwrap();
-    assert_eq!(leaf_size(&native), Some(needhave::store::WORDS_LEAF));
+    assert_eq!(leaf_size(&native), Some(needhave::store::WORDS_LEAF_YOUNG));
+}
+
+/// migrations/0011 gives FTS5's own leaves back to a list of fewer than
+/// `WORDS_GROWN` posts only: a list past it keeps the small leaves its
+/// deep pages seek in.
+#[test]
+fn migration_0011_leaves_a_grown_list_its_small_leaves() {
+    let files = migrations();
+    let (young, old) = files.split_last().unwrap();
+    assert!(young.0.starts_with("0011"), "{}", young.0);
+    for (newest, leaf) in [
+        (
+            needhave::store::WORDS_GROWN - 1,
+            needhave::store::WORDS_LEAF_YOUNG,
+        ),
+        (needhave::store::WORDS_GROWN, needhave::store::WORDS_LEAF),
+    ] {
+        let conn = Connection::open_in_memory().unwrap();
+        for (name, sql) in old {
+            conn.execute_batch(sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        conn.execute(
+            "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at) \
+             VALUES (?1, 'a', 'need', 'n', 'h', 'ip', 0)",
+            [newest],
+        )
+        .unwrap();
+        conn.execute_batch(young.1.as_str()).unwrap();
+        assert_eq!(leaf_size(&conn), Some(leaf), "newest post {newest}");
+    }
+}
+
+/// The create whose post is the `WORDS_GROWN`th sets the small leaves
+/// (`store::SMALL_LEAVES`, in every create's batch), before the move that
+/// may follow it; a create before it, or after, writes no setting.
+#[test]
+fn the_list_takes_small_leaves_at_its_grown_post() {
+    let conn = Connection::open_in_memory().unwrap();
+    migrate::apply(&conn).unwrap().unwrap();
+    let grown = needhave::store::WORDS_GROWN;
+    let batch = needhave::store::index_words("x", "w".into());
+    assert!(batch.iter().any(|s| s.sql == needhave::store::SMALL_LEAVES));
+    let wait = |post: i64| {
+        conn.execute(
+            "INSERT INTO words_new (post, words) VALUES (?1, '\u{b7}need w')",
+            [post],
+        )
+        .unwrap();
+        let before = conn.total_changes();
+        conn.execute(needhave::store::SMALL_LEAVES, []).unwrap();
+        conn.total_changes() - before
+    };
+    assert!(wait(grown - 1) == 0);
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF_YOUNG));
+    assert!(wait(grown) > 0);
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+    assert_eq!(wait(grown + 1), 0, "set once");
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+}
+
+/// The leaf statements write out the numbers of `store` (SQL has no
+/// constants).
+#[test]
+fn the_leaf_statements_write_out_the_stores_numbers() {
+    let grown = needhave::store::WORDS_GROWN.to_string();
+    let small = format!("'pgsz', {}", needhave::store::WORDS_LEAF);
+    let young = format!("'pgsz', {}", needhave::store::WORDS_LEAF_YOUNG);
+    let switch = needhave::store::SMALL_LEAVES;
+    assert!(
+        switch.contains(&format!(">= {grown}")) && switch.contains(&small),
+        "{switch}"
+    );
+    assert!(
+        switch.contains(&format!("v = {}", needhave::store::WORDS_LEAF)),
+        "{switch}"
+    );
+    let file = migrate::YOUNG_LEAVES;
+    assert!(
+        file.contains(&format!("< {grown};")) && file.contains(&young),
+        "{file}"
+    );
 }
 
 /// The index of words' leaf size (FTS5's `pgsz`), when set.
@@ -322,11 +408,12 @@ fn leaf_size(conn: &Connection) -> Option<i64> {
     .unwrap()
 }
 
-/// A file of the release before small leaves (version 8): the upgrade sets
-/// them and indexes its posts again with their kind's mark, its posts
-/// stay found, and an open of the current file writes nothing.
+/// A file of the release before the leaf setting (version 8): the upgrade
+/// sets the leaves of its size (a young list's) and indexes its posts
+/// again with their kind's mark, its posts stay found, and an open of the
+/// current file writes nothing.
 #[test]
-fn a_version_8_file_gets_small_leaves_and_keeps_its_index() {
+fn a_version_8_file_gets_its_leaves_and_keeps_its_index() {
     let dir = scratch("v8");
     let db = dir.join("v8.db");
     write_indexed_release(&db, 8);
@@ -338,7 +425,7 @@ fn a_version_8_file_gets_small_leaves_and_keeps_its_index() {
     // Version 10 makes the index again, its terms begun with their kind's
     // mark: every old post indexed again.
     assert_eq!((done.from, done.indexed), (8, OLD_NOTES.len()));
-    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF_YOUNG));
     assert_eq!(matching(&conn, &words("bike")), before);
     let changes = conn.total_changes();
     assert_eq!(migrate::apply(&conn).unwrap(), None);
@@ -660,7 +747,7 @@ async fn a_version_7_file_keeps_its_index_and_finds_new_posts() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF_YOUNG));
     assert_eq!(waiting.len(), 1, "{waiting:?}");
     assert_eq!(waiting[0].0, posts);
     assert!(waiting[0].1.starts_with("\u{b7}have after "), "{waiting:?}");

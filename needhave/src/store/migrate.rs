@@ -33,8 +33,10 @@ use crate::rules::Kind;
 /// 0008 adds the table where a new post's words wait for the index; 0009
 /// sets the index's leaf size ([`LEAVES`]), fresh files included; 0010
 /// makes the index again with each term begun with its kind's mark
-/// ([`WORDS_BY_KIND`]), and [`fill_words`] fills it.
-pub const VERSION: i64 = 10;
+/// ([`WORDS_BY_KIND`]), and [`fill_words`] fills it; 0011 gives a list of
+/// fewer than [`WORDS_GROWN`](crate::store::WORDS_GROWN) posts FTS5's own
+/// leaves again ([`YOUNG_LEAVES`]).
+pub const VERSION: i64 = 11;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -51,6 +53,12 @@ const WORDS_REVERSED: &str = include_str!("../../../migrations/0007_words_newest
 /// applied once, by the upgrade (a fresh file's too), so that an open of a
 /// current file writes nothing.
 pub const LEAVES: &str = include_str!("../../../migrations/0009_words_leaves.sql");
+
+/// migrations/0011: a list of fewer than
+/// [`WORDS_GROWN`](crate::store::WORDS_GROWN) posts writes leaves of
+/// [`WORDS_LEAF_YOUNG`](crate::store::WORDS_LEAF_YOUNG) bytes; a setting,
+/// applied once as [`LEAVES`] is.
+pub const YOUNG_LEAVES: &str = include_str!("../../../migrations/0011_young_leaves.sql");
 
 /// migrations/0010: the index of words made again, its terms begun with
 /// their post's kind's mark (`rules::words::index_text`).
@@ -125,6 +133,11 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     conn.execute_batch(SCHEMA)?;
     if from < 9 {
         conn.execute_batch(LEAVES)?;
+    }
+    // Before the index is filled, so that a young list's is written in
+    // the leaves it keeps.
+    if from < 11 {
+        conn.execute_batch(YOUNG_LEAVES)?;
     }
     let (keyed, shared) = fill_keys(conn)?;
     done.keyed = keyed;

@@ -125,12 +125,22 @@ pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
 /// See [`MOVE_WORDS`].
 pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
 
+/// Once the list holds [`WORDS_GROWN`] posts, its index writes leaves of
+/// [`WORDS_LEAF`] bytes: set by the create of that post (its words are the
+/// newest in `words_new`), once; the move that follows writes small
+/// leaves already. Two rows read a create (the newest waiting post, the
+/// setting), none written after the first.
+pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT 'pgsz', 64 \
+     WHERE (SELECT max(post) FROM words_new) >= 10000 \
+     AND NOT EXISTS (SELECT 1 FROM post_words_config WHERE k = 'pgsz' AND v = 64)";
+
 /// The statements that end a create's batch for post `id`, its `words`
 /// (`rules::words::waiting_text`) waiting for the index: [`NEW_WORDS`],
-/// [`MOVE_WORDS`], [`CLEAR_WORDS`].
+/// [`SMALL_LEAVES`], [`MOVE_WORDS`], [`CLEAR_WORDS`].
 pub fn index_words(id: &str, words: String) -> Vec<Statement> {
     vec![
         prepare(NEW_WORDS).bind(id).bind(words),
+        prepare(SMALL_LEAVES),
         prepare(MOVE_WORDS),
         prepare(CLEAR_WORDS),
     ]
@@ -146,15 +156,29 @@ pub fn index_words(id: &str, words: String) -> Vec<Statement> {
 /// holds, only the bytes grow.
 pub const WORDS_BASE: i64 = 1 << 28;
 
-/// The bytes of a leaf of the index of words (FTS5's `pgsz`; its default
-/// is 4,050), set by migrations/0009 on both stores. FTS5 seeks a word's
-/// list to a cursor only through a doclist index, which it writes for a
-/// list that fills four leaves or more; any shorter list, in any segment,
-/// is stepped a row number at a time. Small leaves give the list of a
-/// common word a doclist index in all but the smallest segments, so a deep
-/// page costs about what its first does; the index takes more bytes for
-/// it, a row of `post_words_data` a leaf (docs/finding.md, "Deep pages").
+/// The bytes of a leaf of the index of words (FTS5's `pgsz`) in a list
+/// of [`WORDS_GROWN`] posts or more, set by [`SMALL_LEAVES`]. FTS5 seeks a
+/// word's list to a cursor only through a doclist index, which it writes
+/// for a list that fills four leaves or more; any shorter list, in any
+/// segment, is stepped a row number at a time. Small leaves give the list
+/// of a common word a doclist index in all but the smallest segments, so a
+/// deep page costs about what its first does (docs/finding.md, "Deep
+/// pages").
 pub const WORDS_LEAF: i64 = 64;
+
+/// The bytes of a leaf of the index of words in a list of fewer than
+/// [`WORDS_GROWN`] posts: FTS5's own (migrations/0011 on both stores, a
+/// fresh file's included). A leaf is a row of `post_words_data`, and most
+/// small leaves begin a term that `post_words_idx` keeps a row for, so a
+/// word no other note holds costs small leaves about twice what it costs
+/// in these; most words are new to a young list (docs/finding.md, "The
+/// disk bound").
+pub const WORDS_LEAF_YOUNG: i64 = 4050;
+
+/// The posts from which the index writes [`WORDS_LEAF`]: a page deeper
+/// than the 99th needs 9,901 posts that match, so a list of fewer has no
+/// deep page to seek to.
+pub const WORDS_GROWN: i64 = 10_000;
 
 /// A result row, by column name, as D1 returns it.
 pub type Row = Map<String, Json>;

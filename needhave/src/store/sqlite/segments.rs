@@ -40,8 +40,11 @@ use rusqlite::{Connection, OptionalExtension};
 /// "Segments, and the writer's merging").
 pub const STEP_BYTES: i64 = 16 * 1024;
 
-/// [`STEP_BYTES`] in leaves, the unit FTS5's `'merge'` counts in.
-pub const STEP_PAGES: i64 = STEP_BYTES / crate::store::WORDS_LEAF;
+/// [`STEP_BYTES`] in leaves, the unit FTS5's `'merge'` counts in, for
+/// leaves of `leaf` bytes (a young list's are larger: store::WORDS_LEAF_YOUNG).
+pub fn step_pages(leaf: i64) -> i64 {
+    (STEP_BYTES / leaf.max(1)).max(1)
+}
 
 /// All segments are merged into one once the others hold this fraction
 /// (1 / REST) of the largest's pages.
@@ -120,9 +123,9 @@ fn varint(bytes: &[u8]) -> Option<(u64, usize)> {
     None
 }
 
-/// What the next step should ask FTS5 for, if anything: a positive count
-/// carries on a merge or merges a level of two or more; a negative one
-/// merges everything.
+/// What the next step should ask FTS5 for, if anything: `1` carries on a
+/// merge or merges a level of two or more; `-1` merges everything. [`step`]
+/// makes it a count of leaves ([`step_pages`]).
 fn plan(levels: &[Level]) -> Option<i64> {
     let sizes: Vec<u64> = levels.iter().flat_map(|l| l.segments.clone()).collect();
     if sizes.len() < 2 {
@@ -132,11 +135,11 @@ fn plan(levels: &[Level]) -> Option<i64> {
         .iter()
         .any(|l| l.merging > 0 || l.segments.len() >= 2)
     {
-        return Some(STEP_PAGES);
+        return Some(1);
     }
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let rest: u64 = sizes.iter().sum::<u64>() - largest;
-    (rest * REST >= largest).then_some(-STEP_PAGES)
+    (rest * REST >= largest).then_some(-1)
 }
 
 /// Whether the index is as merged as the writer keeps it: no [`step`] has
@@ -150,9 +153,14 @@ pub fn settled(conn: &Connection) -> rusqlite::Result<bool> {
 /// when it did not, the index is as merged as it is kept, and there is no
 /// need to step again until the next write.
 pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
-    let Some(pages) = plan(&levels(conn)?) else {
+    let Some(sign) = plan(&levels(conn)?) else {
         return Ok(false);
     };
+    let leaf: Option<i64> = conn
+        .prepare_cached("SELECT v FROM post_words_config WHERE k = 'pgsz'")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    let pages = sign * step_pages(leaf.unwrap_or(crate::store::WORDS_LEAF_YOUNG));
     let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let before = conn.total_changes();
@@ -201,9 +209,9 @@ mod tests {
     fn the_plan_merges_levels_then_everything_at_a_quarter() {
         assert_eq!(plan(&[]), None);
         assert_eq!(plan(&[level(0, &[900])]), None);
-        assert_eq!(plan(&[level(0, &[1, 1])]), Some(STEP_PAGES));
-        assert_eq!(plan(&[level(0, &[1]), level(1, &[5, 4])]), Some(STEP_PAGES));
-        assert_eq!(plan(&[level(2, &[5, 4]), level(0, &[3])]), Some(STEP_PAGES));
+        assert_eq!(plan(&[level(0, &[1, 1])]), Some(1));
+        assert_eq!(plan(&[level(0, &[1]), level(1, &[5, 4])]), Some(1));
+        assert_eq!(plan(&[level(2, &[5, 4]), level(0, &[3])]), Some(1));
         // One a level: together only when the rest is a quarter of the largest.
         assert_eq!(
             plan(&[level(0, &[1]), level(0, &[]), level(0, &[100])]),
@@ -212,8 +220,15 @@ mod tests {
         assert_eq!(plan(&[level(0, &[24]), level(0, &[100])]), None);
         assert_eq!(
             plan(&[level(0, &[5]), level(0, &[20]), level(0, &[100])]),
-            Some(-STEP_PAGES)
+            Some(-1)
         );
+    }
+
+    #[test]
+    fn a_step_is_the_same_bytes_in_either_leaves() {
+        assert_eq!(step_pages(crate::store::WORDS_LEAF), 256);
+        assert_eq!(step_pages(crate::store::WORDS_LEAF_YOUNG), 4);
+        assert_eq!(step_pages(1 << 20), 1, "at least a leaf");
     }
 
     #[test]
