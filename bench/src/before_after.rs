@@ -53,9 +53,12 @@ struct Side {
     prepare: Option<String>,
 }
 
-/// The word index as a plain table that drops every insert.
-const INDEX_OFF: &str = "DROP TABLE post_words; \
-     CREATE TABLE post_words (rowid INTEGER PRIMARY KEY, words TEXT); \
+/// The word index as a plain table that drops every insert, with the
+/// columns the create batch writes (a post's words, and FTS5's setting
+/// command of `store::SMALL_LEAVES`) and the settings table it reads.
+pub const INDEX_OFF: &str = "DROP TABLE post_words; \
+     CREATE TABLE post_words (words TEXT, post_words TEXT, rank); \
+     CREATE TABLE post_words_config (k PRIMARY KEY, v) WITHOUT ROWID; \
      CREATE TRIGGER post_words_off BEFORE INSERT ON post_words \
      BEGIN SELECT RAISE(IGNORE); END;";
 

@@ -271,13 +271,9 @@ async fn creates(path: &str, n: u64, indexed: bool) -> Result<f64, String> {
     if !indexed {
         // The same batch without its index statement: what writing the
         // index costs is the difference.
-        store.with_connection(|c| {
-            c.execute_batch(
-                "DROP TABLE post_words; CREATE TABLE post_words (rowid INTEGER PRIMARY KEY, words TEXT); \
-                 CREATE TRIGGER post_words_off BEFORE INSERT ON post_words BEGIN SELECT RAISE(IGNORE); END;",
-            )
-        })
-        .map_err(|e| e.to_string())?;
+        store
+            .with_connection(|c| c.execute_batch(crate::before_after::INDEX_OFF))
+            .map_err(|e| e.to_string())?;
     }
     let store: Arc<dyn needhave::store::Store> = Arc::new(store);
     let config = Arc::new(Config {
