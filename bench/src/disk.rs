@@ -23,24 +23,14 @@ use needhave::http::Request;
 use needhave::store::sqlite::SqliteStore;
 use needhave::{Config, Ctx};
 
-/// splitmix64: the same letters on every run (bench/index-disk.py's).
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+// The notes tests/limits.rs measures too, from the one file.
+#[path = "../../needhave/tests/common/notes.rs"]
+mod notes;
+
+use notes::{mix, tail, Ordinary};
 
 fn letter(base: u32, n: u64) -> char {
     char::from_u32(base + n as u32).unwrap_or('?')
-}
-
-/// Two Han letters of the note's own, so that no two notes are the same.
-fn tail(i: u64) -> String {
-    [i % 64, i / 64]
-        .iter()
-        .map(|&d| letter(0x4e00, d))
-        .collect()
 }
 
 /// `n` distinct words of `len` letters from `alphabet` letters at `base`.
@@ -72,54 +62,6 @@ fn from_alphabet(i: u64, alphabet: &[u8]) -> String {
         .map(|j| alphabet[(mix(i * 1000 + j) % alphabet.len() as u64) as usize] as char)
         .collect::<String>()
         + &tail(i)
-}
-
-/// Ordinary notes: words of a vocabulary of 5,000 made of two to four
-/// syllables, the r-th most used 1/r as often.
-struct Ordinary {
-    vocabulary: Vec<String>,
-    cumulative: Vec<f64>,
-}
-
-impl Ordinary {
-    fn new() -> Ordinary {
-        let syllables: Vec<String> = "bcdfghklmnprstvz"
-            .chars()
-            .flat_map(|c| "aeiou".chars().map(move |v| format!("{c}{v}")))
-            .collect();
-        let vocabulary: Vec<String> = (0..5000u64)
-            .map(|w| {
-                (0..2 + mix(w) % 3)
-                    .map(|s| syllables[(mix(w * 4 + s) % syllables.len() as u64) as usize].as_str())
-                    .collect()
-            })
-            .collect();
-        let mut total = 0.0;
-        let cumulative = (0..vocabulary.len())
-            .map(|r| {
-                total += 1.0 / (r as f64 + 1.0);
-                total
-            })
-            .collect();
-        Ordinary {
-            vocabulary,
-            cumulative,
-        }
-    }
-
-    fn note(&self, i: u64) -> String {
-        let total = self.cumulative[self.cumulative.len() - 1];
-        let mut words: Vec<&str> = Vec::new();
-        let (mut length, mut k) = (0, 0);
-        while length < 480 {
-            let x = mix(i * 1000 + k) as f64 / 2f64.powi(64) * total;
-            let word = &self.vocabulary[self.cumulative.partition_point(|&c| c <= x)];
-            words.push(word);
-            length += word.len() + 1;
-            k += 1;
-        }
-        format!("{} {}", words.join(" "), tail(i))
-    }
 }
 
 /// A case: its label, and its `i`th note.

@@ -475,60 +475,13 @@ async fn disk_per_post(label: &str, n: usize, note: impl Fn(usize) -> String) ->
     (per_post, bound)
 }
 
-/// A unique tail of CJK letters for note `i` (no digits: no phone shapes).
+/// A unique tail of CJK letters for note `i` (common/notes.rs).
 fn tail(i: usize) -> String {
-    [i % 64, i / 64]
-        .iter()
-        .map(|&d| char::from_u32(0x4e00 + d as u32).unwrap())
-        .collect()
+    notes::tail(i as u64)
 }
 
 /// Note `i` of a case.
 type NoteOf = Box<dyn Fn(usize) -> String>;
-
-/// splitmix64: the same words on every run.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Notes as people write them, on a young list that has not seen most of
-/// their words yet: about 500 characters of words of a vocabulary of
-/// 5,000 (two to four syllables), the r-th most used 1/r as often.
-fn ordinary_notes() -> NoteOf {
-    let syllables: Vec<String> = "bcdfghklmnprstvz"
-        .chars()
-        .flat_map(|c| "aeiou".chars().map(move |v| format!("{c}{v}")))
-        .collect();
-    let vocabulary: Vec<String> = (0..5000u64)
-        .map(|w| {
-            (0..2 + mix(w) % 3)
-                .map(|s| syllables[(mix(w * 4 + s) % syllables.len() as u64) as usize].as_str())
-                .collect()
-        })
-        .collect();
-    let mut total = 0.0;
-    let cumulative: Vec<f64> = (0..vocabulary.len())
-        .map(|r| {
-            total += 1.0 / (r as f64 + 1.0);
-            total
-        })
-        .collect();
-    Box::new(move |i| {
-        let mut words: Vec<&str> = Vec::new();
-        let (mut length, mut k) = (0, 0);
-        while length < 480 {
-            let x = mix(i as u64 * 1000 + k) as f64 / 2f64.powi(64) * total;
-            let word = &vocabulary[cumulative.partition_point(|&c| c <= x)];
-            words.push(word);
-            length += word.len() + 1;
-            k += 1;
-        }
-        format!("{} {}", words.join(" "), tail(i))
-    })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_post_costs_on_disk_about_what_it_shows() {
@@ -547,7 +500,10 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             Box::new(|i| format!("{}{}", "\u{20000}".repeat(498), tail(i))),
         ),
         ("two letters", Box::new(tail)),
-        ("ordinary words, a young list", ordinary_notes()),
+        ("ordinary words, a young list", {
+            let ordinary = notes::Ordinary::new();
+            Box::new(move |i| ordinary.note(i as u64))
+        }),
         // And as spaced words: one-letter words of two-byte letters.
         (
             "distinct words x 166",

@@ -9,6 +9,7 @@
 //! peer) and sends the same address as `CF-Connecting-IP` (the Worker's).
 #![allow(dead_code)]
 
+pub mod notes;
 pub mod schema;
 
 use std::collections::HashSet;

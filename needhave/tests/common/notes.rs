@@ -1,0 +1,70 @@
+//! Notes to measure what a post costs on disk: `tests/limits.rs` asserts
+//! the bound for the ones within it, and `needhave-bench disk` (which
+//! includes this file) reports the rest, so both measure the same notes.
+
+/// splitmix64: the same letters on every run.
+pub fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Two Han letters of note `i`'s own (no digits: no phone shapes), so
+/// that no two notes are the same.
+pub fn tail(i: u64) -> String {
+    [i % 64, i / 64]
+        .iter()
+        .map(|&d| char::from_u32(0x4e00 + d as u32).unwrap_or('?'))
+        .collect()
+}
+
+/// Notes as people write them: about 500 characters of words of a
+/// vocabulary of 5,000 (two to four syllables), the r-th most used 1/r as
+/// often (Zipf's law). A young list has not seen most of them yet.
+pub struct Ordinary {
+    vocabulary: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+impl Ordinary {
+    pub fn new() -> Ordinary {
+        let syllables: Vec<String> = "bcdfghklmnprstvz"
+            .chars()
+            .flat_map(|c| "aeiou".chars().map(move |v| format!("{c}{v}")))
+            .collect();
+        let vocabulary: Vec<String> = (0..5000u64)
+            .map(|w| {
+                (0..2 + mix(w) % 3)
+                    .map(|s| syllables[(mix(w * 4 + s) % syllables.len() as u64) as usize].as_str())
+                    .collect()
+            })
+            .collect();
+        let mut total = 0.0;
+        let cumulative = (0..vocabulary.len())
+            .map(|r| {
+                total += 1.0 / (r as f64 + 1.0);
+                total
+            })
+            .collect();
+        Ordinary {
+            vocabulary,
+            cumulative,
+        }
+    }
+
+    /// Note `i`.
+    pub fn note(&self, i: u64) -> String {
+        let total = self.cumulative[self.cumulative.len() - 1];
+        let mut words: Vec<&str> = Vec::new();
+        let (mut length, mut k) = (0, 0);
+        while length < 480 {
+            let x = mix(i * 1000 + k) as f64 / 2f64.powi(64) * total;
+            let word = &self.vocabulary[self.cumulative.partition_point(|&c| c <= x)];
+            words.push(word);
+            length += word.len() + 1;
+            k += 1;
+        }
+        format!("{} {}", words.join(" "), tail(i))
+    }
+}
