@@ -5,9 +5,12 @@
 //! file, and counts its pages in use after a checkpoint, as
 //! `tests/limits.rs` does for the cases it asserts.
 //!
-//!     needhave-bench disk [--work DIR] [--posts 300] [--pgsz BYTES]
+//!     needhave-bench disk [--work DIR] [--posts 300] [--after 0] [--pgsz BYTES]
 //!
-//! `--pgsz`: FTS5's leaf size for the index, instead of the list's.
+//! `--after N`: each case on a list that already holds N ordinary posts
+//! (not counted), so a list past 10,000 posts, in its small leaves,
+//! with a vocabulary it has seen. `--pgsz`: FTS5's leaf size for the
+//! index, instead of the list's.
 //!
 //! Besides the test's cases: notes of words no other note has (ASCII,
 //! Deseret, pairs of Han letters), random text as a client might send
@@ -20,7 +23,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use needhave::http::Request;
-use needhave::store::sqlite::SqliteStore;
+use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::{Config, Ctx};
 
 // The notes tests/limits.rs measures too, from the one file.
@@ -77,10 +80,34 @@ fn used_bytes(store: &SqliteStore) -> i64 {
 }
 
 /// Per post: the note's bytes, and what the file grew by.
+/// One create through the list's own handler, from IPv6 site `site`.
+async fn create(
+    store: &Arc<SqliteStore>,
+    config: &Arc<Config>,
+    site: &str,
+    now_ms: i64,
+    text: &str,
+) -> Result<(), String> {
+    let mut req = Request::new("POST", "/posts");
+    req.headers.push(("host".into(), "127.0.0.1:8787".into()));
+    req.body = serde_json::json!({"kind": "need", "note": text})
+        .to_string()
+        .into_bytes();
+    let mut ctx = Ctx::new(&needhave::routes::API, store.clone(), config.clone(), site);
+    ctx.now_ms = now_ms;
+    let r = needhave::handle(&req, &ctx).await;
+    if r.status != 201 {
+        return Err(format!("{} {}", r.status, String::from_utf8_lossy(&r.body)));
+    }
+    Ok(())
+}
+
+/// Per post: the note's bytes, and what the file grew by for `posts`
+/// posts of `note`, written after `after` ordinary posts (not counted).
 async fn per_post(
     work: &Path,
     label: &str,
-    posts: u64,
+    (after, posts): (u64, u64),
     pgsz: Option<u64>,
     note: &dyn Fn(u64) -> String,
 ) -> Result<(i64, i64), String> {
@@ -100,31 +127,39 @@ async fn per_post(
         ip_salt: "bench".into(),
         ..Config::default()
     });
+    let t0 = 1_800_000_000_000;
+    let ordinary = Ordinary::new();
+    for i in 0..after {
+        let text = ordinary.note(1_000_000 + i);
+        create(
+            &store,
+            &config,
+            &format!("2001:db9:{i:x}::1"),
+            t0 + i as i64,
+            &text,
+        )
+        .await
+        .map_err(|e| format!("{label}, ordinary post {i}: {e}"))?;
+    }
+    // The writer's merging after the list's switch to small leaves
+    // writes its older segments again in them, once: a cost of reaching
+    // 10,000 posts, not of the posts measured, so it is let finish.
+    while after > 0
+        && !store
+            .with_connection(segments::settled)
+            .map_err(|e| e.to_string())?
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let before = used_bytes(&store);
     let mut bytes = 0;
     for i in 0..posts {
         let text = note(i);
         bytes += text.len() as i64;
-        let mut req = Request::new("POST", "/posts");
-        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
-        req.body = serde_json::json!({"kind": "need", "note": text})
-            .to_string()
-            .into_bytes();
-        let mut ctx = Ctx::new(
-            &needhave::routes::API,
-            store.clone(),
-            config.clone(),
-            &format!("2001:db8:{i:x}::1"),
-        );
-        ctx.now_ms = 1_800_000_000_000 + i as i64;
-        let r = needhave::handle(&req, &ctx).await;
-        if r.status != 201 {
-            return Err(format!(
-                "{label}, post {i}: {} {}",
-                r.status,
-                String::from_utf8_lossy(&r.body)
-            ));
-        }
+        let now = t0 + (after + i) as i64;
+        create(&store, &config, &format!("2001:db8:{i:x}::1"), now, &text)
+            .await
+            .map_err(|e| format!("{label}, post {i}: {e}"))?;
     }
     let grew = used_bytes(&store) - before;
     drop(store);
@@ -132,7 +167,7 @@ async fn per_post(
     Ok((bytes / posts as i64, grew / posts as i64))
 }
 
-pub async fn run(work: &Path, posts: u64, pgsz: Option<u64>) -> Result<(), String> {
+pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Result<(), String> {
     let ordinary = Ordinary::new();
     let cases: Vec<Case> = vec![
         (
@@ -177,12 +212,15 @@ pub async fn run(work: &Path, posts: u64, pgsz: Option<u64>) -> Result<(), Strin
             }),
         ),
     ];
-    println!("{posts} posts a case, each from its own IPv6 site; bytes a post");
+    println!(
+        "{posts} posts a case, each from its own IPv6 site, after {after} ordinary posts; bytes a post"
+    );
     println!("| note | note B | on disk | bound | on disk / bound |");
     println!("|---|---:|---:|---:|---:|");
     for (label, note) in &cases {
         let file = label.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
-        let (note_bytes, on_disk) = per_post(work, &file, posts, pgsz, note.as_ref()).await?;
+        let (note_bytes, on_disk) =
+            per_post(work, &file, (after, posts), pgsz, note.as_ref()).await?;
         let bound = 3 * note_bytes + 1024;
         println!(
             "| {label} | {note_bytes} | {on_disk} | {bound} | {:.2}× |",

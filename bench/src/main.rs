@@ -40,7 +40,7 @@
 //!                            a file as `search` seeds it, left as written
 //!     needhave-bench search-call --db F --q WORDS [--kind K] [--limit 100] [--runs 1]
 //!                            the same page through the store's `find`, as `GET /posts` asks for it
-//!     needhave-bench disk    [--work DIR] [--posts 300] [--pgsz BYTES]
+//!     needhave-bench disk    [--work DIR] [--posts 300] [--after 0] [--pgsz BYTES]
 //!                            what a post costs on disk against its bound, for notes
 //!                            of many shapes (bench/src/disk.rs)
 //!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
@@ -165,6 +165,7 @@ fn main() -> ExitCode {
         }
         "disk" => rt.block_on(disk::run(
             &args.work(),
+            args.num("after", 0),
             args.num("posts", 300).max(1),
             args.get("pgsz").and_then(|v| v.parse().ok()),
         )),
