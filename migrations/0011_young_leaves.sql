@@ -1,6 +1,6 @@
 -- D1 migration 0011: a list of fewer than 10,000 posts writes its index of
--- words in FTS5's own leaves (4,050 bytes) again; the create that brings
--- it to 10,000 sets the leaves of 0009 (store::SMALL_LEAVES). Small leaves
+-- words in FTS5's own leaves (4,050 bytes); the create that brings it to
+-- 10,000 sets the leaves of 0009 (store::SMALL_LEAVES). Small leaves
 -- are for deep pages, which a list that small does not have (a 100th page
 -- needs 9,901 posts); what they cost is a row of post_words_data a leaf,
 -- about twice the bytes for a word no other note holds, and in a young

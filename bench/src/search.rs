@@ -9,8 +9,9 @@
 //! `--group`: posts per seeding transaction (0: the whole seed in one).
 //! `--creates`: rounds of the create comparison, with and without the
 //! index alternated (the median ratio is the figure). `--pgsz`: FTS5's
-//! leaf size in the seeded files, instead of the list's
-//! (`store::WORDS_LEAF`; 4,050 bytes is FTS5's default).
+//! leaf size in the seeded files from their first post, instead of the
+//! list's (`store::WORDS_LEAF_YOUNG` until the 10,000th post, then
+//! `store::WORDS_LEAF`).
 
 use std::sync::Arc;
 use std::time::Instant;
