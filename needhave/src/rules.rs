@@ -10,6 +10,7 @@
 //! rule, checked in SQL). `docs/filter.md` says what each one is and why.
 
 mod contact;
+pub mod hot;
 mod ignorable;
 mod key;
 mod kind;

@@ -15,6 +15,7 @@
 
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
+pub mod hot_cold;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod migrate;
 pub mod session;

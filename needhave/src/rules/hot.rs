@@ -1,0 +1,218 @@
+//! Which prefixes of words have a list of their own in the index: the hot
+//! set. A prefix is the kind's mark and one to eight characters of a
+//! term; it is hot once enough posts hold it, and stays hot. The set is
+//! closed under prefixes (a prefix is promoted only when its parent is
+//! hot), which makes a word's deepest hot prefix one seek into a sorted
+//! table (`store`'s move finds it that way when a writer's copy is
+//! behind) and lets the writer stop at a word's first prefix that is not
+//! hot.
+//!
+//! A word no other note holds gets no list of its own this way, only its
+//! exact term in the cold index: what keeps a post of such words within
+//! the disk bound (docs/finding.md, "An index that fits the bound").
+
+use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use super::words::{kind_mark, kind_term};
+use super::Kind;
+
+/// The characters of the longest hot prefix: the mark and eight. A query
+/// word of more merges its terms' lists, as FTS5 does for a word longer
+/// than its longest prefix list.
+pub const DEEPEST: usize = 9;
+
+/// One word in this many offers its first prefix that is not hot as a
+/// candidate for promotion: a prefix that many posts hold is offered soon,
+/// and one that no other post holds costs nothing most of the time.
+pub const OFFER_ONE_IN: u64 = 16;
+
+/// A copy of the hot set, as a writer keeps it, and how far it reaches:
+/// `version` is the row number of the newest promotion it holds (the
+/// store's `hot_prefixes` numbers promotions in order).
+#[derive(Default, Clone, Debug)]
+pub struct HotSet {
+    prefixes: BTreeSet<String>,
+    version: i64,
+}
+
+/// What a writer hands the store for a post: the hot prefixes of its
+/// words (each word's deepest, the kind's term first; FTS5's prefix lists
+/// make the shorter ones) and the candidates it offers, and the version
+/// they were taken at.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Tokens {
+    pub text: String,
+    pub candidates: Vec<String>,
+    pub version: i64,
+}
+
+impl HotSet {
+    pub fn version(&self) -> i64 {
+        self.version
+    }
+
+    pub fn len(&self) -> usize {
+        self.prefixes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.prefixes.is_empty()
+    }
+
+    /// Takes promotions in the store's order; a row that is not the next
+    /// (a copy that missed some, or rows already held) ends the catch-up,
+    /// so the version always means "every promotion up to here".
+    pub fn extend<I: IntoIterator<Item = (i64, String)>>(&mut self, rows: I) {
+        for (id, prefix) in rows {
+            if id <= self.version {
+                continue;
+            }
+            if id != self.version + 1 {
+                break;
+            }
+            self.prefixes.insert(prefix);
+            self.version = id;
+        }
+    }
+
+    /// The characters of `marked`'s deepest hot prefix (its mark counted),
+    /// or 0 when not even its first letter is hot.
+    pub fn depth(&self, marked: &str) -> usize {
+        let mut depth = 0;
+        for (n, (end, c)) in marked.char_indices().skip(1).enumerate() {
+            let chars = n + 2;
+            if chars > DEEPEST || !self.prefixes.contains(&marked[..end + c.len_utf8()]) {
+                break;
+            }
+            depth = chars;
+        }
+        depth
+    }
+
+    /// The tokens of a post of `kind` whose words wait as `waiting`
+    /// (`words::waiting_text`), and its candidates, chosen by a hash of
+    /// `post` (its id) and the word, so that a word is offered about one
+    /// post in [`OFFER_ONE_IN`].
+    pub fn tokens(&self, kind: Kind, post: &str, waiting: &str) -> Tokens {
+        let mark = kind_mark(kind);
+        let mut text = String::new();
+        text.push(mark);
+        text.push_str(kind_term(kind));
+        let mut candidates = Vec::new();
+        let mut marked = String::new();
+        for term in waiting.split(' ').skip(1) {
+            marked.clear();
+            marked.push(mark);
+            marked.push_str(term);
+            let chars = marked.chars().count();
+            let depth = self.depth(&marked);
+            if depth > 0 {
+                let token = prefix(&marked, depth);
+                // Terms are distinct; their deepest prefixes need not be.
+                if !text.split(' ').any(|t| t == token) {
+                    text.push(' ');
+                    text.push_str(token);
+                }
+            }
+            let next = depth.max(1) + 1;
+            if next <= chars.min(DEEPEST) && offered(post, term) {
+                candidates.push(prefix(&marked, next).to_string());
+            }
+        }
+        Tokens {
+            text,
+            candidates,
+            version: self.version,
+        }
+    }
+}
+
+/// The first `chars` characters of `s`.
+fn prefix(s: &str, chars: usize) -> &str {
+    match s.char_indices().nth(chars) {
+        Some((end, _)) => &s[..end],
+        None => s,
+    }
+}
+
+fn offered(post: &str, term: &str) -> bool {
+    let mut h = DefaultHasher::new();
+    (post, term).hash(&mut h);
+    h.finish().is_multiple_of(OFFER_ONE_IN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(prefixes: &[&str]) -> HotSet {
+        let mut hot = HotSet::default();
+        hot.extend(
+            prefixes
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i as i64 + 1, p.to_string())),
+        );
+        hot
+    }
+
+    #[test]
+    fn a_word_reaches_its_deepest_hot_prefix() {
+        let hot = set(&["\u{207f}g", "\u{207f}gp", "\u{207f}gpu", "\u{207f}t"]);
+        assert_eq!(hot.depth("\u{207f}gpus"), 4);
+        assert_eq!(hot.depth("\u{207f}gpu"), 4);
+        assert_eq!(hot.depth("\u{207f}gx"), 2);
+        assert_eq!(hot.depth("\u{207f}x"), 0);
+        // The other kind's prefixes are not this kind's.
+        assert_eq!(hot.depth("\u{2b0}gpu"), 0);
+    }
+
+    #[test]
+    fn no_prefix_deeper_than_eight_characters() {
+        let word = "\u{207f}abcdefghijk";
+        let prefixes: Vec<String> = (2..=12).map(|n| prefix(word, n).to_string()).collect();
+        let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+        assert_eq!(set(&refs).depth(word), DEEPEST);
+    }
+
+    #[test]
+    fn tokens_are_each_words_deepest_prefix_once() {
+        let hot = set(&["\u{207f}g", "\u{207f}gp", "\u{207f}gpu", "\u{207f}t"]);
+        let t = hot.tokens(Kind::Need, "p", "\u{b7}need gpu gpus tonight xq");
+        assert_eq!(t.text, "\u{207f}\u{b7}need \u{207f}gpu \u{207f}t");
+        assert_eq!(t.version, 4);
+    }
+
+    #[test]
+    fn candidates_are_the_first_prefix_not_hot_about_one_word_in_sixteen() {
+        let hot = set(&["\u{207f}g", "\u{207f}gp", "\u{207f}gpu"]);
+        let mut offered = 0;
+        for i in 0..1600 {
+            let t = hot.tokens(Kind::Need, &format!("{i:032x}"), "\u{b7}need gpus x");
+            for c in &t.candidates {
+                assert!(c == "\u{207f}gpus" || c == "\u{207f}x", "{c}");
+            }
+            offered += t.candidates.len();
+        }
+        // 3,200 words, one in 16 expected: 200 (a binomial's 5 sigma: ±69).
+        assert!((131..=269).contains(&offered), "{offered}");
+        // A word all hot to its end offers nothing.
+        let all = set(&["\u{207f}a", "\u{207f}ab"]);
+        for i in 0..200 {
+            assert!(all
+                .tokens(Kind::Need, &i.to_string(), "\u{b7}need ab")
+                .candidates
+                .is_empty());
+        }
+    }
+
+    #[test]
+    fn a_copy_takes_promotions_only_in_order() {
+        let mut hot = set(&["\u{207f}a"]);
+        hot.extend([(3, "\u{207f}c".to_string()), (2, "\u{207f}b".to_string())]);
+        assert_eq!((hot.version(), hot.len()), (1, 1));
+        hot.extend([(1, "\u{207f}a".to_string()), (2, "\u{207f}b".to_string())]);
+        assert_eq!((hot.version(), hot.len()), (2, 2));
+    }
+}
