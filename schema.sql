@@ -69,8 +69,34 @@ CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
 -- the two.
 CREATE TABLE IF NOT EXISTS words_new (
   post  INTEGER PRIMARY KEY,                                -- posts.rowid
-  words TEXT    NOT NULL
+  words TEXT    NOT NULL,
+  -- The post's hot prefixes and its candidates (a JSON array) from its
+  -- writer's copy of the hot set, and that copy's version; NULL when the
+  -- writer had none (the move finds them: store::hot_cold).
+  tokens     TEXT,
+  candidates TEXT,
+  version    INTEGER
 );
+-- The cold part of the index of words: every moved post's terms, each
+-- begun with its kind's mark, exactly, in FTS5's own leaves and with no
+-- prefix list, so that a word no other note holds costs one term. A query
+-- word that is not hot merges its terms here (docs/finding.md, "An index
+-- that fits the bound").
+CREATE VIRTUAL TABLE IF NOT EXISTS post_cold USING fts5 (
+  words, content = '', columnsize = 0, detail = none, tokenize = 'ascii'
+);
+-- The hot set: the prefixes (a kind's mark and one to eight characters)
+-- that have a list of their own in post_words, numbered in the order of
+-- promotion; closed under prefixes, and only growing.
+CREATE TABLE IF NOT EXISTS hot_prefixes (p TEXT NOT NULL UNIQUE);
+-- A move's promotions while it writes them; empty between moves.
+CREATE TABLE IF NOT EXISTS hot_fresh (p TEXT PRIMARY KEY) WITHOUT ROWID;
+-- The newest post whose words post_words holds with every prefix list
+-- (written before the index had two parts): a promotion need not write
+-- its token for those.
+CREATE TABLE IF NOT EXISTS words_full_until (post INTEGER NOT NULL);
+INSERT INTO words_full_until (post)
+SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM words_full_until);
 -- The per-IP create limit.
 CREATE INDEX IF NOT EXISTS posts_ip ON posts (ip_hash, created_at);
 -- The per-site create limit (IPv6 clients only).

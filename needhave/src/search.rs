@@ -117,6 +117,24 @@ impl Words {
         out
     }
 
+    /// The terms as a JSON array, without marks, for the hot and cold
+    /// parts of the index (`store::hot_cold`), where every term is asked
+    /// as a prefix: a pair of unspaced characters begins no term but
+    /// itself, since the index holds such runs as their pairs.
+    pub fn terms(&self) -> String {
+        let mut out = String::from("[");
+        self.each_term(None, |term, _| {
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push('"');
+            out.push_str(term);
+            out.push('"');
+        });
+        out.push(']');
+        out
+    }
+
     /// Calls `f` with each term of the query and whether it is a prefix.
     fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool)) {
         if let Some(k) = kind {

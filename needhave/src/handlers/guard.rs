@@ -118,19 +118,22 @@ impl Guarded {
         guard_params: Vec<Value>,
         values: Vec<Value>,
     ) -> Result<Row, ApiError> {
-        self.run_then(ctx, guard_params, values, Vec::new()).await
+        let (row, _) = self.run_then(ctx, guard_params, values, Vec::new()).await?;
+        Ok(row)
     }
 
     /// [`run`](Self::run), with `after` in the same batch (one
     /// transaction), after the INSERT: writes that go with the row, which
-    /// guard themselves on the row being there.
+    /// guard themselves on the row being there. Also returns the rows of
+    /// the last of `after`.
     pub async fn run_then(
         &self,
         ctx: &Ctx,
         guard_params: Vec<Value>,
         values: Vec<Value>,
         after: Vec<Statement>,
-    ) -> Result<Row, ApiError> {
+    ) -> Result<(Row, Vec<Row>), ApiError> {
+        let reads_last = !after.is_empty();
         let mut check = guard_params.clone();
         check.extend(values.first().cloned());
         let mut params = guard_params;
@@ -147,7 +150,11 @@ impl Guarded {
         batch.extend(after);
         let mut results = ctx.store.batch(batch).await?;
         if let Some(row) = results.first_mut().and_then(|rows| rows.pop()) {
-            return Ok(row);
+            let last = match results.pop() {
+                Some(rows) if reads_last => rows,
+                _ => Vec::new(),
+            };
+            return Ok((row, last));
         }
         let checks = results.get(1).and_then(|rows| rows.first());
         Err(checks.map_or(ApiError::from(Code::Internal), |row| {

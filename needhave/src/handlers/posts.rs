@@ -130,8 +130,20 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     // Its words, in the same batch (one transaction): searchable the moment
     // the 201 is sent, and moved into the index with 63 others. Only a row
     // the insert made gets words.
-    let index = index_words(&id, waiting_text(kind, note));
-    CREATE.run_then(ctx, guards, values, index).await?;
+    // Its hot prefixes from this process's copy of the hot set, which the
+    // batch's last statement brings up to date (`rules::hot`).
+    let words = waiting_text(kind, note);
+    let memo = ctx.store.memo();
+    let tokens = memo.map(|m| m.hot().tokens(kind, &id, &words));
+    let index = index_words(&id, words, tokens);
+    let (_, promoted) = CREATE.run_then(ctx, guards, values, index).await?;
+    if let Some(m) = memo {
+        m.hot().extend(
+            promoted
+                .iter()
+                .filter_map(|r| Some((r.int("n")?, r.str("p")?.to_string()))),
+        );
+    }
     Ok(PostCreated {
         id,
         kind,
@@ -203,6 +215,15 @@ macro_rules! page_sql {
             page_sql!(@rows $rows, "?3")
         )
     };
+    ($first:literal => $all:literal, $a:literal => $a_limit:literal, $b:literal => $b_limit:literal) => {
+        concat!(
+            "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
+             NULL AS note, NULL AS created_at",
+            page_sql!(@rows $first, $all),
+            page_sql!(@rows $a, $a_limit),
+            page_sql!(@rows $b, $b_limit)
+        )
+    };
     ($first:literal => $all:literal, $rows:literal) => {
         concat!(
             "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
@@ -225,13 +246,19 @@ const KIND_SQL: &str = page_sql!(
      WHERE kind = ?5 AND rowid < ?4 ORDER BY rowid DESC"
 );
 
-/// A page of the posts whose words match `?5`, in two parts after the
-/// version row: the posts whose words wait in `words_new` (fewer than
-/// [`PENDING_MAX`](crate::store::PENDING_MAX)) and hold every needle of
-/// `?6` ([`Words::needles`]: the same terms, matched by `instr`), then the
-/// index's page. Every post in `words_new` is newer than every post in the
-/// index (a move takes them all), so the two parts, each newest first, are
-/// the page in order.
+/// A page of the posts whose words hold every term of `?7` (a JSON array,
+/// unmarked) of the kinds whose marks are `?5` (a JSON array), in three
+/// parts after the version row: the posts whose words wait in `words_new`
+/// (fewer than [`PENDING_MAX`](crate::store::PENDING_MAX)) and hold every
+/// needle of `?6` ([`Words::needles`]: the same terms, matched by
+/// `instr`); then the moved posts of the kinds whose every term is hot, by
+/// their prefix lists in the hot part of the index; then those of the
+/// kinds with a term that is not, by the merge of their cold terms in the
+/// cold part, each checked for the hot terms by a seek
+/// ([`store::hot_cold`](crate::store::hot_cold)). Every post in
+/// `words_new` is newer than every moved post (a move takes them all);
+/// the two index parts, each newest first and each at most a page, are
+/// merged by [`find`].
 ///
 /// The index yields row numbers newest first from the cursor down, and
 /// stops at the page's end. It holds each post under its row number
@@ -245,17 +272,51 @@ const KIND_SQL: &str = page_sql!(
 /// REAL, it walks the word's list from the newest post and SQLite drops
 /// the rows above the cursor one by one: the same page, but the 100th page
 /// of a word then reads the 9,900 rows before it (D1 bills each).
-pub const WORDS_SQL: &str = page_sql!(
-    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-     FROM words_new JOIN posts ON posts.rowid = words_new.post \
-     WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
-     WHERE instr(' ' || words_new.words || ' ', value) = 0) \
-     ORDER BY words_new.post DESC" => "-1",
-    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-     FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
-     WHERE post_words MATCH ?5 AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
-     ORDER BY post_words.rowid"
+pub const WORDS_SQL: &str = concat!(
+    "WITH q AS (SELECT k.value AS m, w.value AS w, (length(w.value) <= 8 AND EXISTS \
+       (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || w.value)) AS hot \
+       FROM json_each(?5) k, json_each(?7) w), \
+     kinds AS (SELECT m, min(hot) AS all_hot, \
+       '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS hot_e, \
+       '(' || group_concat(CASE WHEN NOT hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS cold_e \
+       FROM q GROUP BY m) ",
+    page_sql!(
+        "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+         FROM words_new JOIN posts ON posts.rowid = words_new.post \
+         WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
+         WHERE instr(' ' || words_new.words || ' ', value) = 0) \
+         ORDER BY words_new.post DESC" => "-1",
+        "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+         FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
+         WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
+         WHERE all_hot), '\"\u{b7}none\"') \
+         AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
+         ORDER BY post_words.rowid" => "CASE WHEN EXISTS (SELECT 1 FROM kinds WHERE all_hot) THEN ?3 ELSE 0 END",
+        "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+         FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
+         WHERE post_cold MATCH coalesce((SELECT group_concat(cold_e, ' OR ') FROM kinds \
+         WHERE NOT all_hot), '\"\u{b7}none\"') \
+         AND post_cold.rowid > 268435456 - CAST(?4 AS INTEGER) \
+         AND NOT EXISTS (SELECT 1 FROM q WHERE q.hot \
+         AND q.m = CASE posts.kind WHEN 'need' THEN '\u{207f}' ELSE '\u{2b0}' END \
+         AND NOT EXISTS (SELECT 1 FROM post_words h \
+         WHERE h.post_words MATCH '\"' || q.m || q.w || '\"*' AND h.rowid = post_cold.rowid)) \
+         ORDER BY post_cold.rowid" => "CASE WHEN EXISTS (SELECT 1 FROM kinds WHERE NOT all_hot) THEN ?3 ELSE 0 END"
+    )
 );
+
+/// The marks (`rules::words::kind_mark`) of the kinds a page asks for, as
+/// a JSON array.
+fn marks(kind: Option<Kind>) -> String {
+    match kind {
+        Some(k) => format!("[\"{}\"]", crate::rules::words::kind_mark(k)),
+        None => format!(
+            "[\"{}\",\"{}\"]",
+            crate::rules::words::kind_mark(Kind::Need),
+            crate::rules::words::kind_mark(Kind::Have)
+        ),
+    }
+}
 
 /// Above every row number: the bound of a first page. (2^53: D1 binds
 /// numbers as JavaScript doubles.)
@@ -342,10 +403,11 @@ pub async fn find(
             .bind(fetch)
             .bind(below)
     };
-    let statement = match (filter.expression(), filter.kind) {
-        (Some(expression), _) => known(WORDS_SQL)
-            .bind(expression)
-            .bind(filter.needles().unwrap_or_default()),
+    let statement = match (&filter.words, filter.kind) {
+        (Some(words), kind) => known(WORDS_SQL)
+            .bind(marks(kind))
+            .bind(filter.needles().unwrap_or_default())
+            .bind(words.terms()),
         (None, Some(k)) => known(KIND_SQL).bind(k.as_str()),
         (None, None) => known(PAGE_SQL),
     };
@@ -354,6 +416,11 @@ pub async fn find(
     let version = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
     if !rows.is_empty() {
         rows.remove(0);
+    }
+    if filter.words.is_some() {
+        // The index's two parts, each newest first, as one page.
+        rows.sort_by_key(|r| std::cmp::Reverse(r.int("r")));
+        rows.truncate(fetch as usize);
     }
     Ok(Found { version, rows })
 }

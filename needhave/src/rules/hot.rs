@@ -48,6 +48,13 @@ pub struct Tokens {
 }
 
 impl HotSet {
+    pub const fn new() -> Self {
+        HotSet {
+            prefixes: BTreeSet::new(),
+            version: 0,
+        }
+    }
+
     pub fn version(&self) -> i64 {
         self.version
     }

@@ -121,8 +121,9 @@ pub fn kind_mark(kind: Kind) -> char {
 
 /// What the index of words holds for a post: [`waiting_text`], each term
 /// begun with the kind's mark ([`kind_mark`]), the kind's own included.
-/// The move out of `words_new` makes the same text in SQL
-/// (`store::MOVE_WORDS`).
+/// The cold part holds this for every moved post, and the hot part held it
+/// for the posts moved before the index had two parts; the move out of
+/// `words_new` makes the same text in SQL (`store::hot_cold::COLD`).
 pub fn index_text(kind: Kind, note: &str) -> String {
     let mark = kind_mark(kind);
     let mut spaced = String::from(" ");

@@ -22,20 +22,6 @@
 //! of `words_new` ([`crate::store::PENDING_MAX`]) the way the move before
 //! them did.
 
-/// What a database needs beside the list's index of words for the rest.
-pub const SCHEMA: &str = "\
-CREATE VIRTUAL TABLE post_cold USING fts5 (words, content = '', columnsize = 0, \
-  detail = none, tokenize = 'ascii');
-CREATE TABLE hot_prefixes (p TEXT NOT NULL UNIQUE);
-CREATE TABLE hot_fresh (p TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TABLE words_full_until (post INTEGER NOT NULL);
-INSERT INTO words_full_until (post) SELECT coalesce((SELECT min(post) FROM words_new) - 1, \
-  (SELECT max(rowid) FROM posts), 0);
-ALTER TABLE words_new ADD COLUMN tokens TEXT;
-ALTER TABLE words_new ADD COLUMN candidates TEXT;
-ALTER TABLE words_new ADD COLUMN version INTEGER;
-";
-
 /// A move happens in this batch: `words_new` holds 64 posts.
 macro_rules! full {
     () => {
@@ -160,16 +146,17 @@ pub const BEHIND: &str = concat!(
     " AND coalesce(version, -1) < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes)"
 );
 
-/// Every moved post's terms, marked, into the cold part.
+/// Every moved post's terms, marked, into the cold part, its kind's term
+/// included (`rules::words::index_text`: what `needhave d1-words` asks
+/// of a post to know it is there).
 pub const COLD: &str = concat!(
-    "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, m || replace(rest, ' ', ' ' || m) \
-     FROM (SELECT post, ",
+    "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, ",
     mark!("words"),
-    " AS m, ",
-    rest!("words"),
-    " AS rest FROM words_new WHERE ",
+    " || replace(words, ' ', ' ' || ",
+    mark!("words"),
+    ") FROM words_new WHERE ",
     full!(),
-    ") WHERE rest <> '' ORDER BY post DESC"
+    " ORDER BY post DESC"
 );
 
 /// The candidates to promote: at most 64 a move, not hot, whose parent is
@@ -196,8 +183,8 @@ pub const HOT: &str = concat!(
     "INSERT INTO post_words (rowid, words) SELECT r, group_concat(t, ' ') FROM (\
      SELECT 268435456 - post AS r, tokens AS t FROM words_new WHERE ",
     full!(),
-    " UNION ALL SELECT c.rowid, f.p FROM hot_fresh f, post_cold c \
-     WHERE c.post_cold MATCH ('\"' || f.p || '\"*') \
+    " UNION ALL SELECT c.rowid, fresh.p FROM hot_fresh fresh, post_cold c \
+     WHERE c.post_cold MATCH ('\"' || fresh.p || '\"*') \
      AND c.rowid < 268435456 - (SELECT post FROM words_full_until)) \
      GROUP BY r ORDER BY r"
 );
@@ -210,7 +197,10 @@ pub const FORGET: &str = "DELETE FROM hot_fresh";
 /// What every create's batch ends with: the promotions after `?1`, the
 /// version of its writer's copy, a page of them.
 pub const CATCH_UP: &str =
-    "SELECT rowid, p FROM hot_prefixes WHERE rowid > ?1 ORDER BY rowid LIMIT 1000";
+    "SELECT rowid AS n, p FROM hot_prefixes WHERE rowid > ?1 ORDER BY rowid LIMIT 1000";
+
+/// Empties `words_new` after a move (the last statement of it).
+pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
 
 /// The statements of a move, in order, after the post's own words are in
 /// `words_new` and before it is emptied.
@@ -257,7 +247,6 @@ mod tests {
     fn list() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         crate::store::migrate::apply(&conn).unwrap();
-        conn.execute_batch(SCHEMA).unwrap();
         conn
     }
 
@@ -292,7 +281,7 @@ mod tests {
         for sql in MOVE {
             conn.execute_batch(sql).unwrap();
         }
-        conn.execute_batch(crate::store::CLEAR_WORDS).unwrap();
+        conn.execute_batch(CLEAR_WORDS).unwrap();
         if let Some(hot) = copy {
             let mut s = conn.prepare(CATCH_UP).unwrap();
             let rows: Vec<(i64, String)> = s

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value as Json};
 
 use crate::platform::{BoxFuture, MaybeSend};
+use crate::rules::hot::{HotSet, Tokens};
 
 /// A bound parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,8 +101,8 @@ pub const PENDING_MAX: i64 = 64;
 /// post's id, `?2` its words; only a row the insert made), then
 /// [`MOVE_WORDS`] and [`CLEAR_WORDS`]. A post is found from its 201
 /// either way: a search reads `words_new` beside the index.
-pub const NEW_WORDS: &str =
-    "INSERT INTO words_new (post, words) SELECT rowid, ?2 FROM posts WHERE id = ?1";
+pub const NEW_WORDS: &str = "INSERT INTO words_new (post, words, tokens, candidates, version) \
+     SELECT rowid, ?2, ?3, ?4, ?5 FROM posts WHERE id = ?1";
 
 /// Once [`PENDING_MAX`] posts' words wait in `words_new`, all go into the
 /// index, newest first; otherwise nothing. [`CLEAR_WORDS`] then empties
@@ -123,8 +124,7 @@ pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
      ELSE '\u{2b0}' || replace(words, ' ', ' \u{2b0}') END FROM words_new \
      WHERE (SELECT count(*) FROM words_new) >= 64 ORDER BY post DESC";
 
-/// See [`MOVE_WORDS`].
-pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
+pub use hot_cold::CLEAR_WORDS;
 
 /// Once the list holds [`WORDS_GROWN`] posts, its index writes leaves of
 /// [`WORDS_LEAF`] bytes: set by the create of that post (its words are the
@@ -136,15 +136,37 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
      AND NOT EXISTS (SELECT 1 FROM post_words_config WHERE k = 'pgsz' AND v = 64)";
 
 /// The statements that end a create's batch for post `id`, its `words`
-/// (`rules::words::waiting_text`) waiting for the index: [`NEW_WORDS`],
-/// [`SMALL_LEAVES`], [`MOVE_WORDS`], [`CLEAR_WORDS`].
-pub fn index_words(id: &str, words: String) -> Vec<Statement> {
-    vec![
-        prepare(NEW_WORDS).bind(id).bind(words),
+/// (`rules::words::waiting_text`) waiting for the index, with its
+/// `tokens` from the writer's copy of the hot set (none: the move finds
+/// them): [`NEW_WORDS`], [`SMALL_LEAVES`], the move ([`hot_cold::MOVE`]),
+/// [`CLEAR_WORDS`], and last [`hot_cold::CATCH_UP`] from the copy's
+/// version, whose rows the copy takes ([`HotSet::extend`]).
+pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
+    let (text, candidates, version) = match tokens {
+        Some(t) => (
+            Value::Text(t.text),
+            Value::Text(serde_json::to_string(&t.candidates).unwrap_or_else(|_| "[]".into())),
+            Value::Int(t.version),
+        ),
+        None => (Value::Null, Value::Null, Value::Null),
+    };
+    let since = match &version {
+        Value::Int(v) => *v,
+        _ => 0,
+    };
+    let mut out = vec![
+        prepare(NEW_WORDS)
+            .bind(id)
+            .bind(words)
+            .bind(text)
+            .bind(candidates)
+            .bind(version),
         prepare(SMALL_LEAVES),
-        prepare(MOVE_WORDS),
-        prepare(CLEAR_WORDS),
-    ]
+    ];
+    out.extend(hot_cold::MOVE.iter().map(|sql| prepare(sql)));
+    out.push(prepare(CLEAR_WORDS));
+    out.push(prepare(hot_cold::CATCH_UP).bind(since));
+    out
 }
 
 /// What a post's row number is taken from to make its row number in the
@@ -288,9 +310,14 @@ pub trait Store: MaybeSend {
 /// SQLite file reads the WAL index header other processes write too, an
 /// in-memory database counts its own writes). D1 is written by every isolate
 /// at once and has no such clock, so there the version is always checked.
+///
+/// It also keeps this database's hot set as far as this process has seen
+/// it (`rules::hot`): a create's tokens come from it, and the promotions
+/// each create's batch reads back go into it ([`index_words`]).
 pub struct Memo {
     entries: Mutex<Vec<Kept>>,
     clock: Clock,
+    hot: Mutex<HotSet>,
 }
 
 /// What moves whenever the database may have changed.
@@ -338,7 +365,13 @@ impl Memo {
         Memo {
             entries: Mutex::new(Vec::new()),
             clock,
+            hot: Mutex::new(HotSet::new()),
         }
+    }
+
+    /// This process's copy of the database's hot set.
+    pub fn hot(&self) -> std::sync::MutexGuard<'_, HotSet> {
+        self.hot.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Counts a write, committed or not, once it has ended.

@@ -366,7 +366,7 @@ mod tests {
         )
         .bind(id);
         std::iter::once(post)
-            .chain(index_words(id, words.to_string()))
+            .chain(index_words(id, words.to_string(), None))
             .collect()
     }
 
@@ -404,8 +404,8 @@ mod tests {
                 .unwrap()
         };
         let indexed = ids(
-            "SELECT p.id FROM post_words JOIN posts p ON p.rowid = 268435456 - post_words.rowid \
-             WHERE post_words MATCH '\"\u{207f}alpha\" OR \"\u{2b0}alpha\"' ORDER BY p.rowid",
+            "SELECT p.id FROM post_cold JOIN posts p ON p.rowid = 268435456 - post_cold.rowid \
+             WHERE post_cold MATCH '\"\u{207f}alpha\" OR \"\u{2b0}alpha\"' ORDER BY p.rowid",
         );
         let waiting =
             ids("SELECT id FROM words_new JOIN posts ON posts.rowid = post ORDER BY post");
