@@ -75,7 +75,10 @@ CREATE TABLE IF NOT EXISTS words_new (
   -- writer had none (the move finds them: store::hot_cold).
   tokens     TEXT,
   candidates TEXT,
-  version    INTEGER
+  version    INTEGER,
+  -- What the cold part needs of the post, when much less than its words
+  -- (NULL: all of them, marked).
+  cold       TEXT
 );
 -- The cold part of the index of words: every moved post's terms, each
 -- begun with its kind's mark, exactly, in FTS5's own leaves and with no

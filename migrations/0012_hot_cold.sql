@@ -19,3 +19,4 @@ WHERE NOT EXISTS (SELECT 1 FROM words_full_until);
 ALTER TABLE words_new ADD COLUMN tokens TEXT;
 ALTER TABLE words_new ADD COLUMN candidates TEXT;
 ALTER TABLE words_new ADD COLUMN version INTEGER;
+ALTER TABLE words_new ADD COLUMN cold TEXT;

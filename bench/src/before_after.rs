@@ -53,13 +53,18 @@ struct Side {
     prepare: Option<String>,
 }
 
-/// The word index as a plain table that drops every insert, with the
-/// columns the create batch writes (a post's words, and FTS5's setting
-/// command of `store::SMALL_LEAVES`) and the settings table it reads.
+/// The word index, both parts, as plain tables that drop every insert,
+/// with the columns the create batch writes (a post's words, and FTS5's
+/// setting command of `store::SMALL_LEAVES`) and the settings table it
+/// reads. Empty, they never reach the `MATCH` of a move's statements.
 pub const INDEX_OFF: &str = "DROP TABLE post_words; \
      CREATE TABLE post_words (words TEXT, post_words TEXT, rank); \
      CREATE TABLE post_words_config (k PRIMARY KEY, v) WITHOUT ROWID; \
      CREATE TRIGGER post_words_off BEFORE INSERT ON post_words \
+     BEGIN SELECT RAISE(IGNORE); END; \
+     DROP TABLE post_cold; \
+     CREATE TABLE post_cold (words TEXT, post_cold TEXT, rank); \
+     CREATE TRIGGER post_cold_off BEFORE INSERT ON post_cold \
      BEGIN SELECT RAISE(IGNORE); END;";
 
 /// The three servers, and one more per `--prefixes` entry (`;`-separated

@@ -162,6 +162,20 @@ async fn per_post(
             .map_err(|e| format!("{label}, post {i}: {e}"))?;
     }
     let grew = used_bytes(&store) - before;
+    if std::env::var_os("DISK_TABLES").is_some() {
+        // Where the bytes are, by table and index (pages in use).
+        let tables = store.with_connection(|c| -> rusqlite::Result<Vec<(String, i64)>> {
+            c.prepare(
+                "SELECT name, sum(pgsize - unused) FROM dbstat GROUP BY name \
+                 ORDER BY 2 DESC LIMIT 12",
+            )?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect()
+        });
+        for (name, used) in tables.map_err(|e| e.to_string())? {
+            eprintln!("  {label}: {name} {} B/post", used / posts as i64);
+        }
+    }
     drop(store);
     crate::fresh_db(work, &format!("disk-{label}.db"));
     Ok((bytes / posts as i64, grew / posts as i64))

@@ -19,10 +19,12 @@ use std::time::Instant;
 use rusqlite::params;
 
 use needhave::handlers::posts::{find, page, Filter, Kind};
+use needhave::rules::hot::HotSet;
 use needhave::rules::words::waiting_text;
 use needhave::search::{Cursor, Words};
+use needhave::store::hot_cold::{CATCH_UP, MOVE};
 use needhave::store::sqlite::{segments, SqliteStore};
-use needhave::store::{CLEAR_WORDS, MOVE_WORDS, NEW_WORDS, SMALL_LEAVES};
+use needhave::store::{CLEAR_WORDS, NEW_WORDS, SMALL_LEAVES};
 use needhave::{Config, Ctx};
 
 use crate::scale::percentile;
@@ -114,8 +116,14 @@ pub fn seed_grouped(
                     Some(_) => None,
                     None => Some(c.prepare(SMALL_LEAVES)?),
                 };
-                let mut move_words = c.prepare(MOVE_WORDS)?;
+                let mut move_words = MOVE
+                    .iter()
+                    .map(|sql| c.prepare(sql))
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
                 let mut clear_words = c.prepare(CLEAR_WORDS)?;
+                // The writer's copy of the hot set, as a server keeps it.
+                let mut hot = HotSet::new();
+                let mut catch_up = c.prepare(CATCH_UP)?;
                 for i in 0..n {
                     if group > 0 && i > 0 && i % group == 0 {
                         c.execute_batch("COMMIT; BEGIN")?;
@@ -124,12 +132,29 @@ pub fn seed_grouped(
                     let key = needhave::rules::note_key(&note);
                     let id = format!("{i:032x}");
                     post.execute(params![id, kind.as_str(), note, i as i64, key])?;
-                    new_words.execute(params![id, waiting_text(kind, &note)])?;
+                    let words = waiting_text(kind, &note);
+                    let tokens = hot.tokens(kind, &id, &words);
+                    let candidates = serde_json::to_string(&tokens.candidates)
+                        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+                    new_words.execute(params![
+                        id,
+                        words,
+                        tokens.text,
+                        candidates,
+                        tokens.version,
+                        tokens.cold
+                    ])?;
                     if let Some(statement) = small_leaves.as_mut() {
                         statement.execute([])?;
                     }
-                    move_words.execute([])?;
+                    for statement in &mut move_words {
+                        statement.execute([])?;
+                    }
                     clear_words.execute([])?;
+                    let promoted = catch_up
+                        .query_map([hot.version()], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;
+                    hot.extend(promoted);
                 }
             }
             c.execute_batch("COMMIT; PRAGMA synchronous = FULL")?;

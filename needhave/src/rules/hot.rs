@@ -38,13 +38,18 @@ pub struct HotSet {
 
 /// What a writer hands the store for a post: the hot prefixes of its
 /// words (each word's deepest, the kind's term first; FTS5's prefix lists
-/// make the shorter ones) and the candidates it offers, and the version
-/// they were taken at.
+/// make the shorter ones), the candidates it offers, the version they were
+/// taken at, and what the cold part needs of it when that is much less
+/// than all its terms.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Tokens {
     pub text: String,
     pub candidates: Vec<String>,
     pub version: i64,
+    /// The kind's term and each term the hot part does not hold whole
+    /// (marked, as the cold part keeps them), when shorter than half of
+    /// all of them; `None`: all (`words::index_text`).
+    pub cold: Option<String>,
 }
 
 impl HotSet {
@@ -107,6 +112,8 @@ impl HotSet {
         text.push(mark);
         text.push_str(kind_term(kind));
         let mut candidates = Vec::new();
+        let mut cold = text.clone();
+        let mut all = text.len();
         let mut marked = String::new();
         for term in waiting.split(' ').skip(1) {
             marked.clear();
@@ -114,6 +121,15 @@ impl HotSet {
             marked.push_str(term);
             let chars = marked.chars().count();
             let depth = self.depth(&marked);
+            all += 1 + marked.len();
+            // A term whose every prefix is hot is found by the hot part
+            // alone, whatever a query asks of it: a query word that begins
+            // it is one of those prefixes. A term of more than eight
+            // characters always stays, for a query word of nine or more.
+            if depth < chars {
+                cold.push(' ');
+                cold.push_str(&marked);
+            }
             if depth > 0 {
                 let token = prefix(&marked, depth);
                 // Terms are distinct; their deepest prefixes need not be.
@@ -131,6 +147,7 @@ impl HotSet {
             text,
             candidates,
             version: self.version,
+            cold: (cold.len() * 2 < all).then_some(cold),
         }
     }
 }
@@ -189,6 +206,28 @@ mod tests {
         let t = hot.tokens(Kind::Need, "p", "\u{b7}need gpu gpus tonight xq");
         assert_eq!(t.text, "\u{207f}\u{b7}need \u{207f}gpu \u{207f}t");
         assert_eq!(t.version, 4);
+        // Every term but gpu keeps a prefix that is not hot: no saving.
+        assert_eq!(t.cold, None);
+        let words = ["gpus", "bikes", "rack", "desk"];
+        let prefixes: Vec<String> = words
+            .iter()
+            .flat_map(|w| {
+                (2..=w.len() + 1).map(move |n| prefix(&format!("\u{207f}{w}"), n).to_string())
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+        let whole = set(&refs);
+        let t = whole.tokens(
+            Kind::Need,
+            "p",
+            "\u{b7}need gpu gpus bike bikes rack desk gpusxyzabcd xq",
+        );
+        assert_eq!(
+            t.cold.as_deref(),
+            Some("\u{207f}\u{b7}need \u{207f}gpusxyzabcd \u{207f}xq")
+        );
     }
 
     #[test]

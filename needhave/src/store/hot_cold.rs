@@ -148,13 +148,15 @@ pub const BEHIND: &str = concat!(
 
 /// Every moved post's terms, marked, into the cold part, its kind's term
 /// included (`rules::words::index_text`: what `needhave d1-words` asks
-/// of a post to know it is there).
+/// of a post to know it is there), or what its writer said the cold part
+/// needs of them (`rules::hot::Tokens::cold`: the terms the hot part does
+/// not hold whole).
 pub const COLD: &str = concat!(
-    "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, ",
+    "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, coalesce(cold, ",
     mark!("words"),
     " || replace(words, ' ', ' ' || ",
     mark!("words"),
-    ") FROM words_new WHERE ",
+    ")) FROM words_new WHERE ",
     full!(),
     " ORDER BY post DESC"
 );
@@ -261,21 +263,22 @@ mod tests {
         )
         .unwrap();
         let words = waiting_text(kind, note);
-        let (tokens, candidates, version) = match &copy {
+        let (tokens, candidates, version, cold) = match &copy {
             Some(hot) => {
                 let t = hot.tokens(kind, &id, &words);
                 (
                     Some(t.text),
                     Some(serde_json::to_string(&t.candidates).unwrap()),
                     Some(t.version),
+                    t.cold,
                 )
             }
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         conn.execute(
-            "INSERT INTO words_new (post, words, tokens, candidates, version) \
-             SELECT rowid, ?2, ?3, ?4, ?5 FROM posts WHERE id = ?1",
-            params![id, words, tokens, candidates, version],
+            "INSERT INTO words_new (post, words, tokens, candidates, version, cold) \
+             SELECT rowid, ?2, ?3, ?4, ?5, ?6 FROM posts WHERE id = ?1",
+            params![id, words, tokens, candidates, version, cold],
         )
         .unwrap();
         for sql in MOVE {
@@ -361,7 +364,15 @@ mod tests {
 
     fn note(i: i64) -> String {
         // Common words, a word of the post's own, and now and then a rarer one.
-        let common = ["gpu", "gpus", "tonight", "bike", "bikes", "rack", "desk"];
+        let common = [
+            "gpu",
+            "gpus",
+            "tonight",
+            "bike",
+            "bikes",
+            "mountainbike",
+            "desk",
+        ];
         let a = common[(i % 7) as usize];
         let b = common[((i / 7) % 7) as usize];
         let rare = if i % 23 == 0 { " zephyr" } else { "" };
@@ -398,6 +409,8 @@ mod tests {
                 &["zephyr", "gpu"],
                 &["q3e"],
                 &["q3e8z"],
+                &["mountainb"],
+                &["mountainbike", "gpu"],
                 &["nothing"],
             ] {
                 for kinds in [&both[..], &[Kind::Need], &[Kind::Have]] {

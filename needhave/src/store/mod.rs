@@ -101,8 +101,9 @@ pub const PENDING_MAX: i64 = 64;
 /// post's id, `?2` its words; only a row the insert made), then
 /// [`MOVE_WORDS`] and [`CLEAR_WORDS`]. A post is found from its 201
 /// either way: a search reads `words_new` beside the index.
-pub const NEW_WORDS: &str = "INSERT INTO words_new (post, words, tokens, candidates, version) \
-     SELECT rowid, ?2, ?3, ?4, ?5 FROM posts WHERE id = ?1";
+pub const NEW_WORDS: &str =
+    "INSERT INTO words_new (post, words, tokens, candidates, version, cold) \
+     SELECT rowid, ?2, ?3, ?4, ?5, ?6 FROM posts WHERE id = ?1";
 
 /// Once [`PENDING_MAX`] posts' words wait in `words_new`, all go into the
 /// index, newest first; otherwise nothing. [`CLEAR_WORDS`] then empties
@@ -142,13 +143,14 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 /// [`CLEAR_WORDS`], and last [`hot_cold::CATCH_UP`] from the copy's
 /// version, whose rows the copy takes ([`HotSet::extend`]).
 pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
-    let (text, candidates, version) = match tokens {
+    let (text, candidates, version, cold) = match tokens {
         Some(t) => (
             Value::Text(t.text),
             Value::Text(serde_json::to_string(&t.candidates).unwrap_or_else(|_| "[]".into())),
             Value::Int(t.version),
+            t.cold.map_or(Value::Null, Value::Text),
         ),
-        None => (Value::Null, Value::Null, Value::Null),
+        None => (Value::Null, Value::Null, Value::Null, Value::Null),
     };
     let since = match &version {
         Value::Int(v) => *v,
@@ -160,7 +162,8 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
             .bind(words)
             .bind(text)
             .bind(candidates)
-            .bind(version),
+            .bind(version)
+            .bind(cold),
         prepare(SMALL_LEAVES),
     ];
     out.extend(hot_cold::MOVE.iter().map(|sql| prepare(sql)));
