@@ -61,8 +61,10 @@ pub const INDEX_OFF: &str = "DROP TABLE post_words; \
      CREATE TABLE post_words (words TEXT, post_words TEXT, rank); \
      CREATE TABLE post_words_config (k PRIMARY KEY, v) WITHOUT ROWID; \
      CREATE TRIGGER post_words_off BEFORE INSERT ON post_words \
-     BEGIN SELECT RAISE(IGNORE); END; \
-     DROP TABLE post_cold; \
+     BEGIN SELECT RAISE(IGNORE); END;";
+
+/// [`INDEX_OFF`]'s cold part, for a build whose index has one.
+const COLD_OFF: &str = "DROP TABLE post_cold; \
      CREATE TABLE post_cold (words TEXT, post_cold TEXT, rank); \
      CREATE TRIGGER post_cold_off BEFORE INSERT ON post_cold \
      BEGIN SELECT RAISE(IGNORE); END;";
@@ -130,7 +132,19 @@ fn write_db(work: &Path, i: usize, side: &Side, name: &str) -> Result<String, St
         // stopped), so that it is at that build's schema, whichever it is.
         Server::needhave(&side.bin, &db)?.stop();
         let conn = rusqlite::Connection::open(&db).map_err(|e| e.to_string())?;
+        let cold: bool = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'post_cold'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| e.to_string())?
+            > 0;
         conn.execute_batch(sql)
+            .and_then(|()| match sql == INDEX_OFF && cold {
+                true => conn.execute_batch(COLD_OFF),
+                false => Ok(()),
+            })
             .and_then(|()| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
             .map_err(|e| e.to_string())?;
     }
