@@ -116,11 +116,6 @@ pub fn seed_grouped(
                     Some(_) => None,
                     None => Some(c.prepare(SMALL_LEAVES)?),
                 };
-                let mut move_words = MOVE
-                    .iter()
-                    .map(|sql| c.prepare(sql))
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                let mut clear_words = c.prepare(CLEAR_WORDS)?;
                 // The writer's copy of the hot set, as a server keeps it.
                 let mut hot = HotSet::new();
                 let mut catch_up = c.prepare(CATCH_UP)?;
@@ -147,10 +142,6 @@ pub fn seed_grouped(
                     if let Some(statement) = small_leaves.as_mut() {
                         statement.execute([])?;
                     }
-                    for statement in &mut move_words {
-                        statement.execute([])?;
-                    }
-                    clear_words.execute([])?;
                     let promoted = catch_up
                         .query_map([hot.version()], |r| Ok((r.get(0)?, r.get(1)?)))?
                         .collect::<rusqlite::Result<Vec<(i64, String)>>>()?;

@@ -345,13 +345,13 @@ mod tests {
     }
 
     /// The move out of `words_new` marks the words in SQL
-    /// (`store::MOVE_WORDS`) as `index_text` marks them in Rust: every
-    /// term `index_text` writes for a post, and no other post's, finds it
-    /// once moved.
+    /// (`store::hot_cold::COLD`, run by the insert that makes 64) as
+    /// `index_text` marks them in Rust: every term `index_text` writes for
+    /// a post, and no other post's, finds it in the cold part once moved.
     #[test]
     fn the_move_marks_words_as_index_text_does() {
         use crate::rules::words::{index_text, waiting_text};
-        use crate::store::{MOVE_WORDS, PENDING_MAX};
+        use crate::store::PENDING_MAX;
         let notes = [
             "Need a BIKE, bike!",
             "我有自行车",
@@ -375,12 +375,15 @@ mod tests {
             )
             .unwrap();
         }
-        assert_eq!(conn.execute(MOVE_WORDS, []).unwrap(), PENDING_MAX as usize);
+        let waiting: i64 = conn
+            .query_row("SELECT count(*) FROM words_new", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(waiting, 0, "the 64th insert moves them all");
         for i in 1..=PENDING_MAX {
             let (kind, note) = post(i);
             for term in index_text(kind, note).split(' ') {
                 let found: Vec<i64> = conn
-                    .prepare("SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1")
+                    .prepare("SELECT 268435456 - rowid FROM post_cold WHERE post_cold MATCH ?1")
                     .unwrap()
                     .query_map([format!("\"{term}\"")], |r| r.get(0))
                     .unwrap()

@@ -222,7 +222,8 @@ fn the_upgrade_reports_and_is_atomic() {
     assert_eq!((columns, version), (0, 0));
 }
 
-/// Every table's columns and every index, as SQLite describes them.
+/// Every table's columns, every index and every trigger, as SQLite
+/// describes them.
 fn shape(conn: &Connection) -> Vec<String> {
     let mut out: Vec<String> = conn
         .prepare(
@@ -230,6 +231,7 @@ fn shape(conn: &Connection) -> Vec<String> {
              CASE m.type WHEN 'table' THEN \
                (SELECT group_concat(c.name || ' ' || c.type || ' ' || c.\"notnull\" || ' ' || \
                 coalesce(c.dflt_value, '') || ' ' || c.pk, ', ') FROM pragma_table_info(m.name) c) \
+             WHEN 'trigger' THEN m.tbl_name || ' ' || m.sql \
              ELSE m.tbl_name || ' ' || \
                (SELECT group_concat(i.name, ', ') FROM pragma_index_info(m.name) i) || ' ' || \
                (SELECT l.\"unique\" || ' ' || l.partial FROM pragma_index_list(m.tbl_name) l WHERE l.name = m.name) || ' ' || \

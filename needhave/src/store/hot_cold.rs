@@ -121,8 +121,24 @@ macro_rules! deepest {
     };
 }
 
+/// The promotions a post's writer had not seen, when they are few (64 at
+/// most): each one whose prefix begins a term of the post is added to
+/// its tokens.
+pub const NEAR: &str = concat!(
+    "UPDATE words_new SET tokens = tokens || coalesce((SELECT group_concat(' ' || h.p, '') \
+     FROM hot_prefixes h WHERE h.rowid > words_new.version \
+     AND instr(' ' || ",
+    mark!("words"),
+    " || replace(words, ' ', ' ' || ",
+    mark!("words"),
+    "), ' ' || h.p) > 0), ''), version = (SELECT max(rowid) FROM hot_prefixes) WHERE ",
+    full!(),
+    " AND tokens IS NOT NULL AND version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
+     AND version >= (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64"
+);
+
 /// Tokens and candidates found by the move for the posts whose writer's
-/// copy of the hot set was behind (or who had none): one seek a term.
+/// copy of the hot set was far behind (or who had none): one seek a term.
 pub const BEHIND: &str = concat!(
     "UPDATE words_new SET tokens = ",
     mark!("words"),
@@ -143,7 +159,7 @@ pub const BEHIND: &str = concat!(
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      WHERE ",
     full!(),
-    " AND coalesce(version, -1) < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes)"
+    " AND (tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64)"
 );
 
 /// Every moved post's terms, marked, into the cold part, its kind's term
@@ -205,8 +221,34 @@ pub const CATCH_UP: &str =
 pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
 
 /// The statements of a move, in order, after the post's own words are in
-/// `words_new` and before it is emptied.
-pub const MOVE: [&str; 6] = [BEHIND, COLD, PROMOTE, HOT, PROMOTED, FORGET];
+/// `words_new`, the last emptying it.
+pub const MOVE: [&str; 8] = [
+    NEAR,
+    BEHIND,
+    COLD,
+    PROMOTE,
+    HOT,
+    PROMOTED,
+    FORGET,
+    CLEAR_WORDS,
+];
+
+/// The move as a trigger on `words_new`, so that only the insert that
+/// makes 64 runs it: a create's batch is its post, its words and the
+/// catch-up, whatever the move does. `schema.sql` and `migrations/0012`
+/// hold this text (a test checks).
+pub fn trigger() -> String {
+    let mut sql = String::from(
+        "CREATE TRIGGER IF NOT EXISTS words_move AFTER INSERT ON words_new\n\
+         WHEN (SELECT count(*) FROM words_new) >= 64 BEGIN\n",
+    );
+    for statement in MOVE {
+        sql.push_str(statement);
+        sql.push_str(";\n");
+    }
+    sql.push_str("END;");
+    sql
+}
 
 /// A page of the moved posts holding every term of `?2` (a JSON array,
 /// unmarked) of the kinds whose marks are `?1` (a JSON array), after the
@@ -254,7 +296,16 @@ mod tests {
 
     /// Creates a post as a create's batch would, moving when 64 wait; the
     /// writer's copy takes what the batch's catch-up hands back.
-    fn create(conn: &Connection, copy: Option<&mut HotSet>, n: i64, kind: Kind, note: &str) {
+    /// `catch_up`: whether the copy takes the batch's promotions (a copy
+    /// that does not is a writer behind).
+    fn create(
+        conn: &Connection,
+        copy: Option<&mut HotSet>,
+        catch_up: bool,
+        n: i64,
+        kind: Kind,
+        note: &str,
+    ) {
         let id = format!("{n:032x}");
         conn.execute(
             "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
@@ -281,11 +332,7 @@ mod tests {
             params![id, words, tokens, candidates, version, cold],
         )
         .unwrap();
-        for sql in MOVE {
-            conn.execute_batch(sql).unwrap();
-        }
-        conn.execute_batch(CLEAR_WORDS).unwrap();
-        if let Some(hot) = copy {
+        if let Some(hot) = copy.filter(|_| catch_up) {
             let mut s = conn.prepare(CATCH_UP).unwrap();
             let rows: Vec<(i64, String)> = s
                 .query_map([hot.version()], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -388,12 +435,30 @@ mod tests {
     }
 
     #[test]
+    fn print_trigger() {
+        if let Some(path) = std::env::var_os("PRINT_TRIGGER") {
+            std::fs::write(path, trigger()).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_schema_moves_as_the_statements_say() {
+        let trigger = trigger();
+        assert!(include_str!("../../../schema.sql").contains(&trigger));
+        assert!(include_str!("../../../migrations/0012_hot_cold.sql").contains(&trigger));
+    }
+
+    #[test]
     fn pages_are_what_the_notes_hold_whether_a_word_is_hot_or_cold() {
-        for with_copy in [true, false] {
+        // A writer with a copy it keeps current, one whose copy catches up
+        // every 50th post only (the move adds what it missed), and one
+        // without a copy (the move finds every token).
+        for (with_copy, every) in [(true, 1), (true, 50), (false, 1)] {
             let conn = list();
             let mut hot = HotSet::default();
             for i in 1..=1000 {
-                create(&conn, with_copy.then_some(&mut hot), i, kind(i), &note(i));
+                let copy = with_copy.then_some(&mut hot);
+                create(&conn, copy, i % every == 0, i, kind(i), &note(i));
             }
             let promoted: i64 = conn
                 .query_row("SELECT count(*) FROM hot_prefixes", [], |r| r.get(0))
@@ -417,7 +482,7 @@ mod tests {
                     assert_eq!(
                         page(&conn, kinds, terms, 101),
                         expected(&conn, kinds, terms, 101),
-                        "{terms:?} {kinds:?} copy {with_copy}"
+                        "{terms:?} {kinds:?} copy {with_copy}, caught up every {every}"
                     );
                 }
             }
@@ -429,7 +494,7 @@ mod tests {
         let conn = list();
         let mut hot = HotSet::default();
         for i in 1..=640 {
-            create(&conn, Some(&mut hot), i, kind(i), &note(i));
+            create(&conn, Some(&mut hot), true, i, kind(i), &note(i));
         }
         assert!(hot.len() > 10);
         assert_eq!(
@@ -438,7 +503,9 @@ mod tests {
                 .get::<_, i64>(0))
                 .unwrap()
         );
-        // A post whose writer had no copy: the move's tokens are the copy's.
+        // A post whose writer had no copy: the move's tokens are the copy's
+        // (the move run by hand, to read what it wrote before it moves).
+        conn.execute_batch("DROP TRIGGER words_move").unwrap();
         for i in 641..=700 {
             let words = waiting_text(kind(i), &note(i));
             conn.execute(
@@ -499,7 +566,7 @@ mod tests {
                 })
                 .collect::<Vec<_>>()
                 .join(" ");
-            create(&conn, Some(&mut hot), i, Kind::Need, &note);
+            create(&conn, Some(&mut hot), true, i, Kind::Need, &note);
         }
         // Only prefixes many posts share: letters and pairs (640 and 64
         // words each), some of three letters (6.4); none of four (0.64).

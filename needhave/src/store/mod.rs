@@ -139,9 +139,10 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 /// The statements that end a create's batch for post `id`, its `words`
 /// (`rules::words::waiting_text`) waiting for the index, with its
 /// `tokens` from the writer's copy of the hot set (none: the move finds
-/// them): [`NEW_WORDS`], [`SMALL_LEAVES`], the move ([`hot_cold::MOVE`]),
-/// [`CLEAR_WORDS`], and last [`hot_cold::CATCH_UP`] from the copy's
-/// version, whose rows the copy takes ([`HotSet::extend`]).
+/// them): [`NEW_WORDS`] (whose insert runs the move when it makes 64,
+/// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
+/// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
+/// takes ([`HotSet::extend`]).
 pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
     let (text, candidates, version, cold) = match tokens {
         Some(t) => (
@@ -166,8 +167,6 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
             .bind(cold),
         prepare(SMALL_LEAVES),
     ];
-    out.extend(hot_cold::MOVE.iter().map(|sql| prepare(sql)));
-    out.push(prepare(CLEAR_WORDS));
     out.push(prepare(hot_cold::CATCH_UP).bind(since));
     out
 }
