@@ -22,9 +22,9 @@ use needhave::handlers::posts::{find, page, Filter, Kind};
 use needhave::rules::hot::HotSet;
 use needhave::rules::words::waiting_text;
 use needhave::search::{Cursor, Words};
-use needhave::store::hot_cold::{CATCH_UP, MOVE};
+use needhave::store::hot_cold::CATCH_UP;
 use needhave::store::sqlite::{segments, SqliteStore};
-use needhave::store::{CLEAR_WORDS, NEW_WORDS, SMALL_LEAVES};
+use needhave::store::{NEW_WORDS, SMALL_LEAVES};
 use needhave::{Config, Ctx};
 
 use crate::scale::percentile;
