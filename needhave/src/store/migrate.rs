@@ -210,48 +210,35 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
 
 /// Indexes the words of every post that the index does not hold yet and
 /// whose words do not wait in `words_new` (all of them, on the upgrade
-/// that makes the index), each under its row number
-/// reversed as [`MOVE_WORDS`](crate::store::MOVE_WORDS) writes it, newest
-/// first: the reversed numbers then ascend, and FTS5 gathers the rows of a
-/// transaction into one segment only while they do. Returns how many.
+/// that makes the index). Returns how many.
 fn fill_words(conn: &Connection) -> rusqlite::Result<usize> {
     let indexed: std::collections::HashSet<i64> = conn
         .prepare("SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1")?
         .query_map([ANY_INDEXED], |r| r.get(0))?
         .collect::<rusqlite::Result<_>>()?;
-    let mut read = conn.prepare(
-        "SELECT rowid, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \
-         ORDER BY rowid DESC",
-    )?;
-    let mut add =
-        conn.prepare("INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)")?;
-    let mut done = 0;
-    let mut rows = read.query([])?;
-    while let Some(row) = rows.next()? {
-        let rowid: i64 = row.get(0)?;
-        let kind: String = row.get(1)?;
-        let note: String = row.get(2)?;
-        let Some(kind) = Kind::parse(&kind) else {
-            continue;
-        };
-        if !indexed.contains(&rowid) {
-            add.execute(params![rowid, index_text(kind, &note)])?;
-            done += 1;
-        }
-    }
-    Ok(done)
+    fill(conn, "post_words", |rowid| !indexed.contains(&rowid))
 }
 
 /// Writes the cold part of the index for every post moved before it had
-/// one (every post not waiting in `words_new`), newest first, as
+/// one (every post not waiting in `words_new`), as
 /// [`hot_cold::COLD`](crate::store::hot_cold::COLD) writes it.
 fn fill_cold(conn: &Connection) -> rusqlite::Result<usize> {
+    fill(conn, "post_cold", |_| true)
+}
+
+/// Writes `index_text` of each post not waiting in `words_new` that
+/// `wanted` takes into `table`, under its row number reversed as the move
+/// writes it, newest first: the reversed numbers then ascend, and FTS5
+/// gathers the rows of a transaction into one segment only while they do.
+/// Returns how many.
+fn fill(conn: &Connection, table: &str, wanted: impl Fn(i64) -> bool) -> rusqlite::Result<usize> {
     let mut read = conn.prepare(
         "SELECT rowid, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \
          ORDER BY rowid DESC",
     )?;
-    let mut add =
-        conn.prepare("INSERT INTO post_cold (rowid, words) VALUES (268435456 - ?1, ?2)")?;
+    let mut add = conn.prepare(&format!(
+        "INSERT INTO {table} (rowid, words) VALUES (268435456 - ?1, ?2)"
+    ))?;
     let mut done = 0;
     let mut rows = read.query([])?;
     while let Some(row) = rows.next()? {
@@ -261,8 +248,10 @@ fn fill_cold(conn: &Connection) -> rusqlite::Result<usize> {
         let Some(kind) = Kind::parse(&kind) else {
             continue;
         };
-        add.execute(params![rowid, index_text(kind, &note)])?;
-        done += 1;
+        if wanted(rowid) {
+            add.execute(params![rowid, index_text(kind, &note)])?;
+            done += 1;
+        }
     }
     Ok(done)
 }
