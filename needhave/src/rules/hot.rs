@@ -11,9 +11,6 @@
 //! exact term in the cold index: what keeps a post of such words within
 //! the disk bound (docs/finding.md, "An index that fits the bound").
 
-use std::collections::BTreeSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use super::words::{kind_mark, kind_term};
 use super::Kind;
 
@@ -32,7 +29,10 @@ pub const OFFER_ONE_IN: u64 = 16;
 /// store's `hot_prefixes` numbers promotions in order).
 #[derive(Default, Clone, Debug)]
 pub struct HotSet {
-    prefixes: BTreeSet<String>,
+    /// Sorted: a lookup is a binary search. (A sorted vector rather than
+    /// a tree: the Worker links less code, and promotions come a few at a
+    /// time, merged in.)
+    prefixes: Vec<String>,
     version: i64,
 }
 
@@ -55,7 +55,7 @@ pub struct Tokens {
 impl HotSet {
     pub const fn new() -> Self {
         HotSet {
-            prefixes: BTreeSet::new(),
+            prefixes: Vec::new(),
             version: 0,
         }
     }
@@ -76,6 +76,7 @@ impl HotSet {
     /// (a copy that missed some, or rows already held) ends the catch-up,
     /// so the version always means "every promotion up to here".
     pub fn extend<I: IntoIterator<Item = (i64, String)>>(&mut self, rows: I) {
+        let mut new = Vec::new();
         for (id, prefix) in rows {
             if id <= self.version {
                 continue;
@@ -83,9 +84,29 @@ impl HotSet {
             if id != self.version + 1 {
                 break;
             }
-            self.prefixes.insert(prefix);
+            new.push(prefix);
             self.version = id;
         }
+        if new.is_empty() {
+            return;
+        }
+        new.sort_unstable();
+        let old = std::mem::take(&mut self.prefixes);
+        let mut merged = Vec::with_capacity(old.len() + new.len());
+        let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());
+        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+            let next = if x <= y { a.next() } else { b.next() };
+            merged.extend(next);
+        }
+        merged.extend(a);
+        merged.extend(b);
+        self.prefixes = merged;
+    }
+
+    fn contains(&self, prefix: &str) -> bool {
+        self.prefixes
+            .binary_search_by(|p| p.as_str().cmp(prefix))
+            .is_ok()
     }
 
     /// The characters of `marked`'s deepest hot prefix (its mark counted),
@@ -94,7 +115,7 @@ impl HotSet {
         let mut depth = 0;
         for (n, (end, c)) in marked.char_indices().skip(1).enumerate() {
             let chars = n + 2;
-            if chars > DEEPEST || !self.prefixes.contains(&marked[..end + c.len_utf8()]) {
+            if chars > DEEPEST || !self.contains(&marked[..end + c.len_utf8()]) {
                 break;
             }
             depth = chars;
@@ -160,10 +181,17 @@ fn prefix(s: &str, chars: usize) -> &str {
     }
 }
 
+/// Whether the pair is offered: FNV-1a of the post's id and the term,
+/// then a finalizer, so that one pair in [`OFFER_ONE_IN`] is.
 fn offered(post: &str, term: &str) -> bool {
-    let mut h = DefaultHasher::new();
-    (post, term).hash(&mut h);
-    h.finish().is_multiple_of(OFFER_ONE_IN)
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in post.bytes().chain([0]).chain(term.bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h.is_multiple_of(OFFER_ONE_IN)
 }
 
 #[cfg(test)]
@@ -214,7 +242,7 @@ mod tests {
             .flat_map(|w| {
                 (2..=w.len() + 1).map(move |n| prefix(&format!("\u{207f}{w}"), n).to_string())
             })
-            .collect::<BTreeSet<_>>()
+            .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
         let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();

@@ -147,7 +147,7 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
     let (text, candidates, version, cold) = match tokens {
         Some(t) => (
             Value::Text(t.text),
-            Value::Text(serde_json::to_string(&t.candidates).unwrap_or_else(|_| "[]".into())),
+            Value::Text(candidates_json(&t.candidates)),
             Value::Int(t.version),
             t.cold.map_or(Value::Null, Value::Text),
         ),
@@ -168,6 +168,22 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
         prepare(SMALL_LEAVES),
     ];
     out.push(prepare(hot_cold::CATCH_UP).bind(since));
+    out
+}
+
+/// Candidates as a JSON array: prefixes hold only letters, digits and a
+/// mark, nothing to escape.
+fn candidates_json(candidates: &[String]) -> String {
+    let mut out = String::from("[");
+    for (i, c) in candidates.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(c);
+        out.push('"');
+    }
+    out.push(']');
     out
 }
 
