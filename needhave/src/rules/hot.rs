@@ -173,6 +173,58 @@ impl HotSet {
     }
 }
 
+/// The hot set of posts already written, as an upgrade finds it: every
+/// prefix (a kind's mark and one to eight characters of a term) that at
+/// least `at_least` posts hold, in the order of promotion it is given
+/// (shorter first, so that a parent comes before its children). Counted
+/// one length at a time, each length only under a parent found hot, so no
+/// count is kept for a prefix under one that no other post shares: what
+/// keeps the count of a list of notes of new words small. `posts` gives
+/// each post's kind and waiting words (`words::waiting_text`), afresh for
+/// each length.
+pub fn counted<I>(posts: impl Fn() -> I, at_least: u32) -> Vec<String>
+where
+    I: Iterator<Item = (Kind, String)>,
+{
+    let mut hot: Vec<String> = Vec::new();
+    let mut parents: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for chars in 2..=DEEPEST {
+        let mut counts: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        for (kind, waiting) in posts() {
+            let mut seen: Vec<String> = Vec::new();
+            let mut marked = String::new();
+            for term in waiting.split(' ').skip(1) {
+                marked.clear();
+                marked.push(kind_mark(kind));
+                marked.push_str(term);
+                if marked.chars().count() < chars {
+                    continue;
+                }
+                let p = prefix(&marked, chars);
+                if chars > 2 && !parents.contains(prefix(p, chars - 1)) {
+                    continue;
+                }
+                if !seen.iter().any(|s| s == p) {
+                    *counts.entry(p.to_string()).or_default() += 1;
+                    seen.push(p.to_string());
+                }
+            }
+        }
+        let mut level: Vec<String> = counts
+            .into_iter()
+            .filter(|(_, n)| *n >= at_least)
+            .map(|(p, _)| p)
+            .collect();
+        if level.is_empty() {
+            break;
+        }
+        level.sort_unstable();
+        parents = level.iter().cloned().collect();
+        hot.extend(level);
+    }
+    hot
+}
+
 /// The first `chars` characters of `s`.
 fn prefix(s: &str, chars: usize) -> &str {
     match s.char_indices().nth(chars) {
@@ -279,6 +331,60 @@ mod tests {
                 .candidates
                 .is_empty());
         }
+    }
+
+    #[test]
+    fn an_upgrade_counts_the_prefixes_posts_share() {
+        let posts = || {
+            (0..20u32).map(|i| {
+                // gpus in every post, gpux in 3, a word of its own in each;
+                // have posts from the 10th.
+                let kind = if i < 10 { Kind::Need } else { Kind::Have };
+                let own = format!("z{i:03}");
+                let rare = if i < 3 { " gpux" } else { "" };
+                let term = kind_term(kind);
+                (kind, format!("{term} gpus{rare} {own}"))
+            })
+        };
+        let hot = counted(posts, 8);
+        let want: Vec<String> = [
+            "\u{207f}g",
+            "\u{207f}z",
+            "\u{2b0}g",
+            "\u{2b0}z",
+            "\u{207f}gp",
+            "\u{207f}z0",
+            "\u{2b0}gp",
+            "\u{2b0}z0",
+            "\u{207f}gpu",
+            "\u{207f}z00",
+            "\u{2b0}gpu",
+            "\u{2b0}z01",
+            "\u{207f}gpus",
+            "\u{2b0}gpus",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(hot.len(), want.len(), "{hot:?}");
+        for p in &want {
+            assert!(hot.contains(p), "{p} not in {hot:?}");
+        }
+        // Parents first: the set is closed under prefixes at every point.
+        let mut copy = HotSet::new();
+        copy.extend(
+            hot.iter()
+                .enumerate()
+                .map(|(i, p)| (i as i64 + 1, p.clone())),
+        );
+        for (i, p) in hot.iter().enumerate() {
+            let parent = prefix(p, p.chars().count() - 1);
+            assert!(
+                p.chars().count() == 2 || hot[..i].iter().any(|q| q == parent),
+                "{p} before {parent}"
+            );
+        }
+        assert_eq!(copy.depth("\u{207f}gpux"), 4);
     }
 
     #[test]
