@@ -307,14 +307,11 @@ pub const WORDS_SQL: &str = concat!(
 
 /// The marks (`rules::words::kind_mark`) of the kinds a page asks for, as
 /// a JSON array.
-fn marks(kind: Option<Kind>) -> String {
+fn marks(kind: Option<Kind>) -> &'static str {
     match kind {
-        Some(k) => format!("[\"{}\"]", crate::rules::words::kind_mark(k)),
-        None => format!(
-            "[\"{}\",\"{}\"]",
-            crate::rules::words::kind_mark(Kind::Need),
-            crate::rules::words::kind_mark(Kind::Have)
-        ),
+        Some(Kind::Need) => "[\"\u{207f}\"]",
+        Some(Kind::Have) => "[\"\u{2b0}\"]",
+        None => "[\"\u{207f}\",\"\u{2b0}\"]",
     }
 }
 

@@ -72,25 +72,25 @@ impl HotSet {
         self.prefixes.is_empty()
     }
 
-    /// Takes promotions in the store's order; a row that is not the next
-    /// (a copy that missed some, or rows already held) ends the catch-up,
-    /// so the version always means "every promotion up to here".
+    /// Takes a page of promotions: the next ones after this copy's
+    /// version, each with its number, in the prefixes' order (as
+    /// `store::hot_cold::CATCH_UP` reads them). A page that is not the
+    /// very next promotions (a copy that missed some, or rows it holds
+    /// already) is left, so the version always means "every promotion up
+    /// to here". Merged in: no sort.
     pub fn extend<I: IntoIterator<Item = (i64, String)>>(&mut self, rows: I) {
-        let mut new = Vec::new();
+        let (mut new, mut low, mut high) = (Vec::new(), i64::MAX, i64::MIN);
         for (id, prefix) in rows {
-            if id <= self.version {
-                continue;
-            }
-            if id != self.version + 1 {
-                break;
-            }
+            low = low.min(id);
+            high = high.max(id);
             new.push(prefix);
-            self.version = id;
         }
-        if new.is_empty() {
+        let next = self.version + 1;
+        let sorted = new.windows(2).all(|w| w[0] < w[1]);
+        if new.is_empty() || low != next || high != self.version + new.len() as i64 || !sorted {
             return;
         }
-        new.sort_unstable();
+        self.version = high;
         let old = std::mem::take(&mut self.prefixes);
         let mut merged = Vec::with_capacity(old.len() + new.len());
         let (mut a, mut b) = (old.into_iter().peekable(), new.into_iter().peekable());
@@ -251,13 +251,15 @@ mod tests {
     use super::*;
 
     fn set(prefixes: &[&str]) -> HotSet {
+        let mut page: Vec<(i64, String)> = prefixes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i as i64 + 1, p.to_string()))
+            .collect();
+        page.sort_by(|a, b| a.1.cmp(&b.1));
         let mut hot = HotSet::default();
-        hot.extend(
-            prefixes
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (i as i64 + 1, p.to_string())),
-        );
+        hot.extend(page);
+        assert_eq!(hot.len(), prefixes.len());
         hot
     }
 
@@ -371,12 +373,8 @@ mod tests {
             assert!(hot.contains(p), "{p} not in {hot:?}");
         }
         // Parents first: the set is closed under prefixes at every point.
-        let mut copy = HotSet::new();
-        copy.extend(
-            hot.iter()
-                .enumerate()
-                .map(|(i, p)| (i as i64 + 1, p.clone())),
-        );
+        let refs: Vec<&str> = hot.iter().map(String::as_str).collect();
+        let copy = set(&refs);
         for (i, p) in hot.iter().enumerate() {
             let parent = prefix(p, p.chars().count() - 1);
             assert!(
@@ -388,11 +386,19 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_takes_promotions_only_in_order() {
+    fn a_copy_takes_only_the_next_promotions() {
         let mut hot = set(&["\u{207f}a"]);
+        // Not the next: skips one.
+        hot.extend([(3, "\u{207f}c".to_string())]);
+        assert_eq!((hot.version(), hot.len()), (1, 1));
+        // Held already, with the next.
+        hot.extend([(1, "\u{207f}a".to_string()), (2, "\u{207f}b".to_string())]);
+        assert_eq!((hot.version(), hot.len()), (1, 1));
+        // Out of the prefixes' order, as no catch-up reads them: left.
         hot.extend([(3, "\u{207f}c".to_string()), (2, "\u{207f}b".to_string())]);
         assert_eq!((hot.version(), hot.len()), (1, 1));
-        hot.extend([(1, "\u{207f}a".to_string()), (2, "\u{207f}b".to_string())]);
-        assert_eq!((hot.version(), hot.len()), (2, 2));
+        hot.extend([(2, "\u{207f}b".to_string()), (3, "\u{207f}c".to_string())]);
+        assert_eq!((hot.version(), hot.len()), (3, 3));
+        assert_eq!(hot.depth("\u{207f}bx"), 2);
     }
 }

@@ -213,9 +213,10 @@ pub const PROMOTED: &str = "INSERT INTO hot_prefixes (p) SELECT p FROM hot_fresh
 pub const FORGET: &str = "DELETE FROM hot_fresh";
 
 /// What every create's batch ends with: the promotions after `?1`, the
-/// version of its writer's copy, a page of them.
-pub const CATCH_UP: &str =
-    "SELECT rowid AS n, p FROM hot_prefixes WHERE rowid > ?1 ORDER BY rowid LIMIT 1000";
+/// version of its writer's copy, a page of them, in the prefixes' order
+/// (`rules::hot::HotSet::extend` merges them in).
+pub const CATCH_UP: &str = "SELECT n, p FROM (SELECT rowid AS n, p FROM hot_prefixes \
+     WHERE rowid > ?1 ORDER BY rowid LIMIT 1000) ORDER BY p";
 
 /// Empties `words_new` after a move (the last statement of it).
 pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
