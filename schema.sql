@@ -37,27 +37,23 @@ CREATE UNIQUE INDEX IF NOT EXISTS posts_note_unkeyed ON posts (note) WHERE note_
 CREATE INDEX IF NOT EXISTS posts_newest ON posts (created_at);
 -- A page of one kind: kind, then rowid (migrations/0006).
 CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
--- The words of every post (search.rs writes them: its kind's term, then
--- each distinct word of the note as the duplicate key has it, and pairs of
--- characters of scripts without spaces), in the batch that inserts the post.
--- Each post is held under its row number reversed (268435456 - rowid), so
--- that newest first is the index's own rising order. Every term after the
--- kind's begins with the kind's mark (U+207F need, U+02B0 have), so a
--- search of one kind reads that kind's lists alone.
--- Contentless (the note is in posts), row numbers only (detail = none),
--- prefix indexes for query words of one to eight characters, the mark
--- and the word's first one to eight (a prefix query without one merges
--- every matching term's list first). Its leaves
--- (FTS5's `pgsz`, a setting rather than schema) are FTS5's own 4,050 bytes
--- until the list holds 10,000 posts (migrations/0011, a fresh file's
--- included), then 64 bytes (store::SMALL_LEAVES, in the create that gets
--- there), so that a deep page seeks where it would step: small leaves cost
--- a word no other note holds about twice the bytes, and most words of a
--- young list are new to it. See docs/finding.md for why FTS5, and how to
--- export a D1 database that has it.
+-- The index of words, in two parts (docs/finding.md, "The index"). This
+-- is the hot part: each moved post's kind's term, and every prefix of its
+-- words that is hot (hot_prefixes: a kind's mark and one to eight
+-- characters that enough posts share), each a term of its own, so a query
+-- word that is hot reads exactly its own list. Each post is held under its
+-- row number reversed (268435456 - rowid), so that newest first is the
+-- index's own rising order; every term begins with its post's kind's mark
+-- (U+207F need, U+02B0 have), so a search of one kind reads that kind's
+-- lists alone. Contentless (the note is in posts), row numbers only
+-- (detail = none). Its leaves (FTS5's `pgsz`, a setting rather than
+-- schema) are FTS5's own 4,050 bytes until the list holds 10,000 posts
+-- (migrations/0011 and 0012, a fresh file's included), then 64 bytes
+-- (store::SMALL_LEAVES, in the create that gets there), so that a deep
+-- page seeks where it would step. See docs/finding.md for why FTS5, and
+-- how to export a D1 database that has it.
 CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
-  words, content = '', columnsize = 0, detail = none,
-  tokenize = 'ascii', prefix = '2 3 4 5 6 7 8 9'
+  words, content = '', columnsize = 0, detail = none, tokenize = 'ascii'
 );
 -- The words of the newest posts, fewer than 64, that post_words does not
 -- hold yet, each under its post's row number (the text post_words would
@@ -89,27 +85,24 @@ CREATE VIRTUAL TABLE IF NOT EXISTS post_cold USING fts5 (
   words, content = '', columnsize = 0, detail = none, tokenize = 'ascii'
 );
 -- The hot set: the prefixes (a kind's mark and one to eight characters)
--- that have a list of their own in post_words, numbered in the order of
+-- that are terms of their own in post_words, numbered in the order of
 -- promotion; closed under prefixes, and only growing.
 CREATE TABLE IF NOT EXISTS hot_prefixes (p TEXT NOT NULL UNIQUE);
+-- A row while posts older than the index's two parts wait to be indexed
+-- by `needhave d1-words` (migrations/0012): the move waits meanwhile.
+CREATE TABLE IF NOT EXISTS words_filling (one INTEGER PRIMARY KEY CHECK (one = 1));
 -- A move's promotions while it writes them; empty between moves.
 CREATE TABLE IF NOT EXISTS hot_fresh (p TEXT PRIMARY KEY) WITHOUT ROWID;
--- The newest post whose words post_words holds with every prefix list
--- (written before the index had two parts): a promotion need not write
--- its token for those.
-CREATE TABLE IF NOT EXISTS words_full_until (post INTEGER NOT NULL);
-INSERT INTO words_full_until (post)
-SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM words_full_until);
 -- The move of 64 posts' words into the index, run by the insert that
 -- makes 64 (the statements of store::hot_cold, in order; a test checks
 -- this text against them).
 CREATE TRIGGER IF NOT EXISTS words_move AFTER INSERT ON words_new
-WHEN (SELECT count(*) FROM words_new) >= 64 BEGIN
+WHEN (SELECT count(*) FROM words_new) >= 64 AND NOT EXISTS (SELECT 1 FROM words_filling) BEGIN
 UPDATE words_new SET tokens = tokens || coalesce((SELECT group_concat(' ' || h.p, '') FROM hot_prefixes h WHERE h.rowid > words_new.version AND instr(' ' || CASE substr(words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || replace(words, ' ', ' ' || CASE substr(words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END), ' ' || h.p) > 0), ''), version = (SELECT max(rowid) FROM hot_prefixes) WHERE (SELECT count(*) FROM words_new) >= 64 AND tokens IS NOT NULL AND version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) AND version >= (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64;
-UPDATE words_new SET tokens = CASE substr(words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || substr(words, 1, instr(words || ' ', ' ') - 1) || coalesce((SELECT group_concat(' ' || t, '') FROM (SELECT DISTINCT substr(x.v, 1, CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END) AS t FROM (SELECT w.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= w.v ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT CASE substr(words_new.words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || j.value AS v FROM json_each('["' || replace(substr(words_new.words, instr(words_new.words || ' ', ' ') + 1), ' ', '","') || '"]') j WHERE j.value <> '') w) x WHERE (CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END) >= 2)), ''), candidates = (SELECT json_group_array(c) FROM (SELECT substr(x.v, 1, max(CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END, 1) + 1) AS c, length(x.v) AS n, CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END AS d FROM (SELECT w.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= w.v ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT CASE substr(words_new.words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || j.value AS v FROM json_each('["' || replace(substr(words_new.words, instr(words_new.words || ' ', ' ') + 1), ' ', '","') || '"]') j WHERE j.value <> '') w) x) WHERE max(d, 1) + 1 <= min(n, 9) AND abs(random()) % 16 = 0), version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) WHERE (SELECT count(*) FROM words_new) >= 64 AND (tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64);
+UPDATE words_new SET tokens = CASE substr(words_new.words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || substr(words_new.words, 1, instr(words_new.words || ' ', ' ') - 1) || coalesce((SELECT group_concat(' ' || t, '') FROM (SELECT DISTINCT substr(x.v, 1, k.value) AS t FROM (SELECT w.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= w.v ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT CASE substr(words_new.words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || j.value AS v FROM json_each('["' || replace(substr(words_new.words, instr(words_new.words || ' ', ' ') + 1), ' ', '","') || '"]') j WHERE j.value <> '') w) x, json_each('[2,3,4,5,6,7,8,9]') k WHERE k.value <= CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END)), ''), candidates = (SELECT json_group_array(c) FROM (SELECT substr(x.v, 1, max(CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END, 1) + 1) AS c, length(x.v) AS n, CASE WHEN x.s IS NULL THEN 0 WHEN substr(x.v, 1, length(x.s)) = x.s THEN length(x.s) WHEN substr(x.s, 1, 8) = substr(x.v, 1, 8) THEN 8 WHEN substr(x.s, 1, 7) = substr(x.v, 1, 7) THEN 7 WHEN substr(x.s, 1, 6) = substr(x.v, 1, 6) THEN 6 WHEN substr(x.s, 1, 5) = substr(x.v, 1, 5) THEN 5 WHEN substr(x.s, 1, 4) = substr(x.v, 1, 4) THEN 4 WHEN substr(x.s, 1, 3) = substr(x.v, 1, 3) THEN 3 WHEN substr(x.s, 1, 2) = substr(x.v, 1, 2) THEN 2 ELSE 0 END AS d FROM (SELECT w.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= w.v ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT CASE substr(words_new.words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || j.value AS v FROM json_each('["' || replace(substr(words_new.words, instr(words_new.words || ' ', ' ') + 1), ' ', '","') || '"]') j WHERE j.value <> '') w) x) WHERE max(d, 1) + 1 <= min(n, 9) AND abs(random()) % 16 = 0), version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) WHERE (SELECT count(*) FROM words_new) >= 64 AND (tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64);
 INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, coalesce(cold, CASE substr(words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END || replace(words, ' ', ' ' || CASE substr(words, 2, 1) WHEN 'n' THEN 'ⁿ' ELSE 'ʰ' END)) FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64 ORDER BY post DESC;
 INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j WHERE (SELECT count(*) FROM words_new) >= 64 AND length(j.value) BETWEEN 2 AND 9 AND NOT EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = j.value) AND (length(j.value) = 2 OR EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = substr(j.value, 1, length(j.value) - 1))) LIMIT 64) c WHERE (SELECT count(*) FROM post_cold WHERE post_cold MATCH '"' || c.p || '"*') >= 8;
-INSERT INTO post_words (rowid, words) SELECT r, group_concat(t, ' ') FROM (SELECT 268435456 - post AS r, tokens AS t FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64 UNION ALL SELECT c.rowid, fresh.p FROM hot_fresh fresh, post_cold c WHERE c.post_cold MATCH ('"' || fresh.p || '"*') AND c.rowid < 268435456 - (SELECT post FROM words_full_until)) GROUP BY r ORDER BY r;
+INSERT INTO post_words (rowid, words) SELECT r, group_concat(t, ' ') FROM (SELECT 268435456 - post AS r, tokens AS t FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64 UNION ALL SELECT c.rowid, fresh.p FROM hot_fresh fresh, post_cold c WHERE c.post_cold MATCH ('"' || fresh.p || '"*')) GROUP BY r ORDER BY r;
 INSERT INTO hot_prefixes (p) SELECT p FROM hot_fresh ORDER BY p;
 DELETE FROM hot_fresh;
 DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64;

@@ -428,7 +428,7 @@ fn a_version_8_file_gets_its_leaves_and_keeps_its_index() {
     // mark: every old post indexed again.
     assert_eq!((done.from, done.indexed), (8, OLD_NOTES.len()));
     assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF_YOUNG));
-    assert_eq!(matching(&conn, &words("bike")), before);
+    assert_eq!(searched(&conn, "bike"), before);
     let changes = conn.total_changes();
     assert_eq!(migrate::apply(&conn).unwrap(), None);
     assert_eq!(
@@ -492,11 +492,23 @@ fn indexed(conn: &Connection) -> Vec<i64> {
     .unwrap()
 }
 
-/// The FTS5 query a search of these words (of either kind) runs.
-fn words(q: &str) -> String {
-    needhave::search::Words::parse(q)
-        .and_then(|w| w.expression(None))
+/// The posts a search of these words (of either kind) finds among the
+/// moved ones, by rowid: the index's page statement, both parts merged.
+fn searched(conn: &Connection, q: &str) -> Vec<i64> {
+    let terms = needhave::search::Words::parse(q).unwrap().terms();
+    let mut rows: Vec<i64> = conn
+        .prepare(needhave::store::hot_cold::PAGE)
         .unwrap()
+        .query_map(
+            rusqlite::params!["[\"\u{207f}\",\"\u{2b0}\"]", terms, i64::MIN, 1000],
+            |r| r.get(0),
+        )
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    rows.sort_unstable();
+    rows.dedup();
+    rows.into_iter().rev().map(|r| 268435456 - r).collect()
 }
 
 /// The post rowids whose words match an FTS5 query.
@@ -531,9 +543,9 @@ fn a_previous_release_file_gets_its_posts_indexed() {
         indexed(&conn),
         (1..=OLD_NOTES.len() as i64).collect::<Vec<_>>()
     );
-    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7]);
+    assert_eq!(searched(&conn, "bike"), [1, 2, 7]);
     assert_eq!(matching(&conn, "\"\u{2b0}\u{b7}have\""), [3]);
-    assert_eq!(matching(&conn, &words("caf\u{e9}")), [3]);
+    assert_eq!(searched(&conn, "caf\u{e9}"), [3]);
     // Once: a current file is not indexed again.
     assert_eq!(migrate::apply(&conn).unwrap(), None);
     assert_eq!(indexed(&conn).len(), OLD_NOTES.len());
@@ -775,8 +787,8 @@ fn the_upgrade_from_version_6_indexes_every_post_again() {
     .unwrap_or_else(|e| panic!("{e}"));
     let done = migrate::apply(&conn).unwrap().unwrap();
     assert_eq!((done.from, done.indexed), (6, OLD_NOTES.len()));
-    assert!(matching(&conn, &words("stale")).is_empty());
-    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7]);
+    assert!(searched(&conn, "stale").is_empty());
+    assert_eq!(searched(&conn, "bike"), [1, 2, 7]);
     assert_eq!(migrate::apply(&conn).unwrap(), None);
 }
 
@@ -811,29 +823,15 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
          WHERE id = 'fffffffffffffffffffffffffffffffd';",
     )
     .unwrap();
-    let wrangler_json = |conn: &Connection| {
-        let rows: Vec<Value> = conn
-            .prepare(migrate::D1_UNINDEXED)
-            .unwrap()
-            .query_map([], |r| {
-                Ok(
-                    json!({"id": r.get::<_, String>(0)?, "kind": r.get::<_, String>(1)?,
-                    "note": r.get::<_, String>(2)?}),
-                )
-            })
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        json!([{"results": rows, "success": true, "meta": {"served_by": "test"}}]).to_string()
-    };
+    let wrangler_json = d1_unindexed_json;
     // The query wrangler runs asks FTS5 what the native back-fill asks.
     assert!(migrate::D1_UNINDEXED.contains(needhave::rules::words::ANY_INDEXED));
     // The old posts, the post the Worker moved without marks, and the one
     // indexed at its insert, which has no row in the cold part (0012).
     let first = wrangler_json(&conn);
     assert_eq!(first.matches("\"id\"").count(), OLD_NOTES.len() + 2);
-    assert!(matching(&conn, &words("bike")).contains(&8));
-    assert!(!matching(&conn, &words("bike")).contains(&10));
+    // Until d1-words has run, the posts it indexes are not found.
+    assert!(searched(&conn, "bike").is_empty());
     let sql = d1_words(&first);
     conn.execute_batch(&sql).unwrap();
     assert_eq!(indexed(&conn).len(), OLD_NOTES.len() + 2);
@@ -845,16 +843,13 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
         )
         .unwrap();
     assert_eq!(cold, OLD_NOTES.len() as i64 + 2);
-    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7, 8, 10]);
+    assert_eq!(searched(&conn, "bike"), [1, 2, 7, 8, 10]);
     // Again, and the same file once more: nothing is added twice.
     assert_eq!(wrangler_json(&conn).matches("\"id\"").count(), 0);
     conn.execute_batch(&sql).unwrap();
-    assert_eq!(matching(&conn, &words("bike")), [1, 2, 7, 8, 10]);
-    // The list's own query of a word finds them as the test's does.
-    let ours = needhave::search::Words::parse("BIK")
-        .and_then(|w| w.expression(None))
-        .unwrap();
-    assert_eq!(matching(&conn, &ours), [1, 2, 7, 8, 10]);
+    assert_eq!(searched(&conn, "bike"), [1, 2, 7, 8, 10]);
+    // A word's beginning, in capitals, finds them as the word does.
+    assert_eq!(searched(&conn, "BIK"), [1, 2, 7, 8, 10]);
     for bad in [
         "{}",
         "[{\"results\": [{\"id\": \"x'; DROP TABLE posts; --\", \"kind\": \"need\", \"note\": \"n\"}]}]",
@@ -1031,4 +1026,157 @@ fn the_move_into_the_index_waits_for_pending_max() {
     for sql in [BEHIND, COLD, PROMOTE, HOT] {
         assert_eq!(sql.matches(&threshold).count(), 1, "{sql}");
     }
+}
+
+/// Posts of the release before the index's two parts, enough that some
+/// prefixes are shared: `shared` of them hold "gpu" and "gpus", each a
+/// word of its own.
+fn write_release_11(conn: &Connection, posts: i64, shared: i64) {
+    for (name, sql) in migrations() {
+        if name.as_str() < "0012" {
+            conn.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    for i in 0..posts {
+        let note = if i < shared {
+            format!("gpu rig gpus own{i}x")
+        } else {
+            format!("desk own{i}x")
+        };
+        conn.execute(
+            "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+             VALUES (printf('%032x', ?1), 'need', ?2, 'h', 'ip', ?1)",
+            rusqlite::params![i + 1, note],
+        )
+        .unwrap();
+    }
+}
+
+/// A create as the Worker's batch writes its words (no copy of the hot
+/// set: the move finds its tokens).
+fn create_as_worker(conn: &Connection, n: i64, note: &str) {
+    conn.execute(
+        "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+         VALUES (printf('%032x', ?1), 'need', ?2, 'h', 'ip', ?1)",
+        rusqlite::params![n, note],
+    )
+    .unwrap();
+    let id = format!("{n:032x}");
+    let words = needhave::rules::words::waiting_text(needhave::rules::Kind::Need, note);
+    for statement in needhave::store::index_words(&id, words, None) {
+        let params: Vec<rusqlite::types::Value> = statement
+            .params
+            .into_iter()
+            .map(|v| match v {
+                needhave::store::Value::Null => rusqlite::types::Value::Null,
+                needhave::store::Value::Int(n) => rusqlite::types::Value::Integer(n),
+                needhave::store::Value::Text(t) => rusqlite::types::Value::Text(t),
+            })
+            .collect();
+        conn.execute(statement.sql, rusqlite::params_from_iter(params))
+            .unwrap();
+    }
+}
+
+/// An upgrade counts the hot set of the old posts, on both stores: a
+/// hot query word finds every old post that holds it, through the hot
+/// part alone. On D1, the move waits until `needhave d1-words` has run
+/// (new posts are found meanwhile, waiting), then takes up the posts that
+/// waited with the hot set counted.
+#[test]
+fn an_upgrade_counts_the_hot_set_and_the_move_waits_for_it() {
+    let gpu: Vec<i64> = (1..=40).collect();
+    // Native: one open.
+    let native = Connection::open_in_memory().unwrap();
+    write_release_11(&native, 100, 40);
+    native.execute_batch("PRAGMA user_version = 11").unwrap();
+    let done = migrate::apply(&native).unwrap().unwrap();
+    assert_eq!(done.indexed, 100);
+    // D1: the migration, Worker creates, then d1-words.
+    let d1 = Connection::open_in_memory().unwrap();
+    write_release_11(&d1, 100, 40);
+    d1.execute_batch(&migrations().last().unwrap().1).unwrap();
+    for n in 101..=170 {
+        create_as_worker(&d1, n, &format!("gpu rig new{n}x"));
+    }
+    let waiting: i64 = d1
+        .query_row("SELECT count(*) FROM words_new", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(waiting, 70, "the move waits for d1-words");
+    let json = d1_unindexed_json(&d1);
+    d1.execute_batch(&migrate::d1_word_inserts(&json).unwrap())
+        .unwrap();
+    for conn in [&native, &d1] {
+        let hot: Vec<String> = conn
+            .prepare("SELECT p FROM hot_prefixes ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for p in [
+            "\u{207f}g",
+            "\u{207f}gp",
+            "\u{207f}gpu",
+            "\u{207f}gpus",
+            "\u{207f}r",
+        ] {
+            assert!(hot.iter().any(|h| h == p), "{p} in {hot:?}");
+        }
+        // Words of their own are hot only as far as eight posts share them
+        // ("own1" is the start of eleven; "own10" of one).
+        assert!(hot.iter().any(|h| h == "\u{207f}own1"), "{hot:?}");
+        assert!(
+            !hot.iter().any(|h| h.starts_with("\u{207f}own10")),
+            "{hot:?}"
+        );
+        assert_eq!(searched(conn, "gpu"), gpu);
+        assert_eq!(searched(conn, "gp"), searched(conn, "gpu"));
+        assert_eq!(searched(conn, "own7x"), [8]);
+        // The hot part alone holds a hot word's posts.
+        assert_eq!(matching(conn, "\"\u{207f}gpu\""), gpu);
+    }
+    // The next create moves the 71 that wait, with the hot set counted.
+    create_as_worker(&d1, 171, "gpu rig new171x");
+    let waiting: i64 = d1
+        .query_row("SELECT count(*) FROM words_new", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(waiting, 0);
+    let mut want = gpu.clone();
+    want.extend(101..=171);
+    assert_eq!(searched(&d1, "gpu"), want);
+    assert_eq!(matching(&d1, "\"\u{207f}gpu\""), want);
+}
+
+/// What `wrangler d1 execute DB --json --command` prints for
+/// `migrate::D1_UNINDEXED`: a result object for each statement.
+fn d1_unindexed_json(conn: &Connection) -> String {
+    let results: Vec<Value> = migrate::D1_UNINDEXED
+        .split("; ")
+        .map(|statement| {
+            let mut s = conn.prepare(statement).unwrap();
+            let names: Vec<String> = s.column_names().iter().map(|n| n.to_string()).collect();
+            let rows: Vec<Value> = s
+                .query_map([], |r| {
+                    let mut row = serde_json::Map::new();
+                    for (i, name) in names.iter().enumerate() {
+                        let v = match r.get_ref(i)? {
+                            rusqlite::types::ValueRef::Integer(n) => json!(n),
+                            rusqlite::types::ValueRef::Text(t) => {
+                                json!(String::from_utf8_lossy(t))
+                            }
+                            _ => Value::Null,
+                        };
+                        row.insert(name.clone(), v);
+                    }
+                    Ok(Value::Object(row))
+                })
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            json!({"results": rows, "success": true, "meta": {"served_by": "test"}})
+        })
+        .collect();
+    Value::Array(results).to_string()
 }

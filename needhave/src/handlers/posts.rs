@@ -134,11 +134,11 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     // batch's last statement brings up to date (`rules::hot`).
     let words = waiting_text(kind, note);
     let memo = ctx.store.memo();
-    let tokens = memo.map(|m| m.hot().tokens(kind, &id, &words));
+    let tokens = memo.and_then(|m| Some(m.hot()?.tokens(kind, &id, &words)));
     let index = index_words(&id, words, tokens);
     let (_, promoted) = CREATE.run_then(ctx, guards, values, index).await?;
-    if let Some(m) = memo {
-        m.hot().extend(
+    if let Some(mut hot) = memo.and_then(|m| m.hot()) {
+        hot.extend(
             promoted
                 .iter()
                 .filter_map(|r| Some((r.int("n")?, r.str("p")?.to_string()))),
@@ -252,7 +252,7 @@ const KIND_SQL: &str = page_sql!(
 /// (fewer than [`PENDING_MAX`](crate::store::PENDING_MAX)) and hold every
 /// needle of `?6` ([`Words::needles`]: the same terms, matched by
 /// `instr`); then the moved posts of the kinds whose every term is hot, by
-/// their prefix lists in the hot part of the index; then those of the
+/// those terms' lists in the hot part of the index; then those of the
 /// kinds with a term that is not, by the merge of their cold terms in the
 /// cold part, each checked for the hot terms by a seek
 /// ([`store::hot_cold`](crate::store::hot_cold)). Every post in
@@ -277,7 +277,7 @@ pub const WORDS_SQL: &str = concat!(
        (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || w.value)) AS hot \
        FROM json_each(?5) k, json_each(?7) w), \
      kinds AS (SELECT m, min(hot) AS all_hot, \
-       '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS hot_e, \
+       '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"' END, ' AND ') || ')' AS hot_e, \
        '(' || group_concat(CASE WHEN NOT hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS cold_e \
        FROM q GROUP BY m) ",
     page_sql!(
@@ -300,7 +300,7 @@ pub const WORDS_SQL: &str = concat!(
          AND NOT EXISTS (SELECT 1 FROM q WHERE q.hot \
          AND q.m = CASE posts.kind WHEN 'need' THEN '\u{207f}' ELSE '\u{2b0}' END \
          AND NOT EXISTS (SELECT 1 FROM post_words h \
-         WHERE h.post_words MATCH '\"' || q.m || q.w || '\"*' AND h.rowid = post_cold.rowid)) \
+         WHERE h.post_words MATCH '\"' || q.m || q.w || '\"' AND h.rowid = post_cold.rowid)) \
          ORDER BY post_cold.rowid" => "CASE WHEN EXISTS (SELECT 1 FROM kinds WHERE NOT all_hot) THEN ?3 ELSE 0 END"
     )
 );

@@ -19,6 +19,10 @@ use super::Kind;
 /// than its longest prefix list.
 pub const DEEPEST: usize = 9;
 
+/// The posts that must hold a prefix for it to be promoted (the move's
+/// `store::hot_cold::PROMOTE` counts them; an upgrade's [`counted`]).
+pub const PROMOTED_AT: u32 = 8;
+
 /// One word in this many offers its first prefix that is not hot as a
 /// candidate for promotion: a prefix that many posts hold is offered soon,
 /// and one that no other post holds costs nothing most of the time.
@@ -36,11 +40,11 @@ pub struct HotSet {
     version: i64,
 }
 
-/// What a writer hands the store for a post: the hot prefixes of its
-/// words (each word's deepest, the kind's term first; FTS5's prefix lists
-/// make the shorter ones), the candidates it offers, the version they were
-/// taken at, and what the cold part needs of it when that is much less
-/// than all its terms.
+/// What a writer hands the store for a post: its kind's term and every
+/// hot prefix of its words, each once (the hot part's terms: a query word
+/// that is hot is one of them, exactly), the candidates it offers, the
+/// version they were taken at, and what the cold part needs of it when
+/// that is much less than all its terms.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Tokens {
     pub text: String,
@@ -129,12 +133,13 @@ impl HotSet {
     /// post in [`OFFER_ONE_IN`].
     pub fn tokens(&self, kind: Kind, post: &str, waiting: &str) -> Tokens {
         let mark = kind_mark(kind);
-        let mut text = String::new();
-        text.push(mark);
-        text.push_str(kind_term(kind));
+        let mut kind_token = String::new();
+        kind_token.push(mark);
+        kind_token.push_str(kind_term(kind));
+        let mut hot: Vec<String> = Vec::new();
         let mut candidates = Vec::new();
-        let mut cold = text.clone();
-        let mut all = text.len();
+        let mut cold = kind_token.clone();
+        let mut all = cold.len();
         let mut marked = String::new();
         for term in waiting.split(' ').skip(1) {
             marked.clear();
@@ -151,18 +156,19 @@ impl HotSet {
                 cold.push(' ');
                 cold.push_str(&marked);
             }
-            if depth > 0 {
-                let token = prefix(&marked, depth);
-                // Terms are distinct; their deepest prefixes need not be.
-                if !text.split(' ').any(|t| t == token) {
-                    text.push(' ');
-                    text.push_str(token);
-                }
-            }
+            hot.extend((2..=depth).map(|n| prefix(&marked, n).to_string()));
             let next = depth.max(1) + 1;
             if next <= chars.min(DEEPEST) && offered(post, term) {
                 candidates.push(prefix(&marked, next).to_string());
             }
+        }
+        // Terms are distinct; their prefixes need not be.
+        hot.sort_unstable();
+        hot.dedup();
+        let mut text = kind_token;
+        for token in &hot {
+            text.push(' ');
+            text.push_str(token);
         }
         Tokens {
             text,
@@ -182,9 +188,9 @@ impl HotSet {
 /// keeps the count of a list of notes of new words small. `posts` gives
 /// each post's kind and waiting words (`words::waiting_text`), afresh for
 /// each length.
-pub fn counted<I>(posts: impl Fn() -> I, at_least: u32) -> Vec<String>
+pub fn counted<'a, I>(posts: impl Fn() -> I, at_least: u32) -> Vec<String>
 where
-    I: Iterator<Item = (Kind, String)>,
+    I: Iterator<Item = (Kind, &'a str)>,
 {
     let mut hot: Vec<String> = Vec::new();
     let mut parents: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -283,10 +289,13 @@ mod tests {
     }
 
     #[test]
-    fn tokens_are_each_words_deepest_prefix_once() {
+    fn tokens_are_every_hot_prefix_of_the_words_once() {
         let hot = set(&["\u{207f}g", "\u{207f}gp", "\u{207f}gpu", "\u{207f}t"]);
         let t = hot.tokens(Kind::Need, "p", "\u{b7}need gpu gpus tonight xq");
-        assert_eq!(t.text, "\u{207f}\u{b7}need \u{207f}gpu \u{207f}t");
+        assert_eq!(
+            t.text,
+            "\u{207f}\u{b7}need \u{207f}g \u{207f}gp \u{207f}gpu \u{207f}t"
+        );
         assert_eq!(t.version, 4);
         // Every term but gpu keeps a prefix that is not hot: no saving.
         assert_eq!(t.cold, None);
@@ -348,7 +357,8 @@ mod tests {
                 (kind, format!("{term} gpus{rare} {own}"))
             })
         };
-        let hot = counted(posts, 8);
+        let all: Vec<(Kind, String)> = posts().collect();
+        let hot = counted(|| all.iter().map(|(k, w)| (*k, w.as_str())), PROMOTED_AT);
         let want: Vec<String> = [
             "\u{207f}g",
             "\u{207f}z",

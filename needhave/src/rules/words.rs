@@ -119,17 +119,22 @@ pub fn kind_mark(kind: Kind) -> char {
     }
 }
 
-/// What the index of words holds for a post: [`waiting_text`], each term
-/// begun with the kind's mark ([`kind_mark`]), the kind's own included.
-/// The cold part holds this for every moved post, and the hot part held it
-/// for the posts moved before the index had two parts; the move out of
-/// `words_new` makes the same text in SQL (`store::hot_cold::COLD`).
+/// What the cold part of the index of words holds for a post: its
+/// [`waiting_text`], each term begun with the kind's mark ([`kind_mark`]),
+/// the kind's own included ([`marked`]). The move out of `words_new` makes
+/// the same text in SQL (`store::hot_cold::COLD`).
 pub fn index_text(kind: Kind, note: &str) -> String {
+    marked(kind, &waiting_text(kind, note))
+}
+
+/// A post's waiting words (`waiting_text`) with each term begun with its
+/// kind's mark.
+pub fn marked(kind: Kind, waiting: &str) -> String {
     let mark = kind_mark(kind);
     let mut spaced = String::from(" ");
     spaced.push(mark);
     let mut out = String::from(mark);
-    out.push_str(&waiting_text(kind, note).replace(' ', &spaced));
+    out.push_str(&waiting.replace(' ', &spaced));
     out
 }
 

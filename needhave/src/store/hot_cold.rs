@@ -106,17 +106,40 @@ macro_rules! depth {
     };
 }
 
-/// Each marked term of the `words_new` row being updated, with the
-/// greatest hot prefix not after it (one seek).
+/// Each marked term of `$words` (a post's waiting words,
+/// `rules::words::waiting_text`) with the greatest hot prefix not after
+/// it (one seek).
 macro_rules! deepest {
-    () => {
+    ($words:literal) => {
         concat!(
             "(SELECT w.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= w.v \
              ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT ",
-            mark!("words_new.words"),
+            mark!($words),
             " || j.value AS v FROM json_each('[\"' || replace(",
-            rest!("words_new.words"),
+            rest!($words),
             ", ' ', '\",\"') || '\"]') j WHERE j.value <> '') w) x"
+        )
+    };
+}
+
+/// The hot part's terms of a post whose waiting words are `$words`, as
+/// `rules::hot::HotSet::tokens` writes them from a current copy: its
+/// kind's term and every hot prefix of its terms, each once, found with
+/// one seek a term.
+macro_rules! hot_tokens {
+    ($words:literal) => {
+        concat!(
+            mark!($words),
+            " || substr(",
+            $words,
+            ", 1, instr(",
+            $words,
+            " || ' ', ' ') - 1) || coalesce((SELECT group_concat(' ' || t, '') \
+             FROM (SELECT DISTINCT substr(x.v, 1, k.value) AS t FROM ",
+            deepest!($words),
+            ", json_each('[2,3,4,5,6,7,8,9]') k WHERE k.value <= ",
+            depth!("x.s", "x.v"),
+            ")), '')"
         )
     };
 }
@@ -138,29 +161,27 @@ pub const NEAR: &str = concat!(
 );
 
 /// Tokens and candidates found by the move for the posts whose writer's
-/// copy of the hot set was far behind (or who had none): one seek a term.
+/// copy of the hot set was far behind (or who had none, as on the
+/// Worker): one seek a term.
 pub const BEHIND: &str = concat!(
     "UPDATE words_new SET tokens = ",
-    mark!("words"),
-    " || substr(words, 1, instr(words || ' ', ' ') - 1) || coalesce((SELECT group_concat(' ' || t, '') \
-     FROM (SELECT DISTINCT substr(x.v, 1, ",
-    depth!("x.s", "x.v"),
-    ") AS t FROM ",
-    deepest!(),
-    " WHERE (",
-    depth!("x.s", "x.v"),
-    ") >= 2)), ''), candidates = (SELECT json_group_array(c) FROM (SELECT substr(x.v, 1, max(",
+    hot_tokens!("words_new.words"),
+    ", candidates = (SELECT json_group_array(c) FROM (SELECT substr(x.v, 1, max(",
     depth!("x.s", "x.v"),
     ", 1) + 1) AS c, length(x.v) AS n, ",
     depth!("x.s", "x.v"),
     " AS d FROM ",
-    deepest!(),
+    deepest!("words_new.words"),
     ") WHERE max(d, 1) + 1 <= min(n, 9) AND abs(random()) % 16 = 0), \
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      WHERE ",
     full!(),
     " AND (tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64)"
 );
+
+/// The hot part's terms of the post `x0.words` holds the waiting words of
+/// (`needhave d1-words` binds it), as [`BEHIND`] finds them.
+pub const TOKENS_OF_X0: &str = hot_tokens!("x0.words");
 
 /// Every moved post's terms, marked, into the cold part, its kind's term
 /// included (`rules::words::index_text`: what `needhave d1-words` asks
@@ -192,19 +213,16 @@ pub const PROMOTE: &str = concat!(
      WHERE (SELECT count(*) FROM post_cold WHERE post_cold MATCH '\"' || c.p || '\"*') >= 8"
 );
 
-/// The moved posts' tokens into the hot part, and each promoted prefix's
-/// token for every moved post that holds it that was moved with fewer
-/// tokens than every prefix (the posts an upgrade found in the index
-/// hold every prefix already): one insert, in rising row numbers, so FTS5
-/// writes it as one segment.
+/// The moved posts' tokens into the hot part, and each promoted prefix as
+/// a term of every post that holds it (the cold part has its terms: none
+/// of them was hot to its end): one insert, in rising row numbers, so
+/// FTS5 writes it as one segment.
 pub const HOT: &str = concat!(
     "INSERT INTO post_words (rowid, words) SELECT r, group_concat(t, ' ') FROM (\
      SELECT 268435456 - post AS r, tokens AS t FROM words_new WHERE ",
     full!(),
     " UNION ALL SELECT c.rowid, fresh.p FROM hot_fresh fresh, post_cold c \
-     WHERE c.post_cold MATCH ('\"' || fresh.p || '\"*') \
-     AND c.rowid < 268435456 - (SELECT post FROM words_full_until)) \
-     GROUP BY r ORDER BY r"
+     WHERE c.post_cold MATCH ('\"' || fresh.p || '\"*')) GROUP BY r ORDER BY r"
 );
 
 /// The promotions, numbered.
@@ -236,12 +254,15 @@ pub const MOVE: [&str; 8] = [
 
 /// The move as a trigger on `words_new`, so that only the insert that
 /// makes 64 runs it: a create's batch is its post, its words and the
-/// catch-up, whatever the move does. `schema.sql` and `migrations/0012`
+/// catch-up, whatever the move does. It waits while `words_filling` says
+/// that older posts wait to be indexed (`needhave d1-words`): a prefix
+/// that fill counts hot must reach every post moved before it. `schema.sql` and `migrations/0012`
 /// hold this text (a test checks).
 pub fn trigger() -> String {
     let mut sql = String::from(
         "CREATE TRIGGER IF NOT EXISTS words_move AFTER INSERT ON words_new\n\
-         WHEN (SELECT count(*) FROM words_new) >= 64 BEGIN\n",
+         WHEN (SELECT count(*) FROM words_new) >= 64 \
+         AND NOT EXISTS (SELECT 1 FROM words_filling) BEGIN\n",
     );
     for statement in MOVE {
         sql.push_str(statement);
@@ -262,7 +283,7 @@ pub const PAGE: &str = "WITH q AS (\
       (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || w.value)) AS hot \
     FROM json_each(?1) k, json_each(?2) w), \
   kinds AS (SELECT m, min(hot) AS all_hot, \
-      '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS hot_e, \
+      '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"' END, ' AND ') || ')' AS hot_e, \
       '(' || group_concat(CASE WHEN NOT hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS cold_e \
     FROM q GROUP BY m) \
 SELECT * FROM (SELECT rowid FROM post_words \
@@ -275,7 +296,7 @@ SELECT * FROM (SELECT c.rowid FROM post_cold c JOIN posts p ON p.rowid = 2684354
   AND c.rowid > ?3 \
   AND NOT EXISTS (SELECT 1 FROM q WHERE q.hot \
     AND q.m = CASE p.kind WHEN 'need' THEN '\u{207f}' ELSE '\u{2b0}' END \
-    AND NOT EXISTS (SELECT 1 FROM post_words h WHERE h.post_words MATCH '\"' || q.m || q.w || '\"*' \
+    AND NOT EXISTS (SELECT 1 FROM post_words h WHERE h.post_words MATCH '\"' || q.m || q.w || '\"' \
       AND h.rowid = c.rowid)) \
   ORDER BY c.rowid LIMIT CASE WHEN EXISTS (SELECT 1 FROM kinds WHERE NOT all_hot) THEN ?4 ELSE 0 END)";
 

@@ -20,24 +20,20 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::rules::hot::{self, HotSet};
 use crate::rules::note_key;
-use crate::rules::words::{index_text, ANY_INDEXED};
+use crate::rules::words::{marked, waiting_text, ANY_INDEXED};
 use crate::rules::Kind;
 
 /// The schema version this build writes: the number of files in
 /// `migrations/` (a first-release file says 0, though it holds 0001).
 /// Steps without Rust work (an index: 0003) are schema.sql's, applied on
-/// every open; 0006's index of words is schema.sql's too, and its words for
-/// old posts are computed here ([`fill_words`]); 0007 makes that index
-/// again, its words under reversed row numbers, and [`fill_words`] fills it;
-/// 0008 adds the table where a new post's words wait for the index; 0009
-/// sets the index's leaf size ([`LEAVES`]), fresh files included; 0010
-/// makes the index again with each term begun with its kind's mark
-/// ([`WORDS_BY_KIND`]), and [`fill_words`] fills it; 0011 gives a list of
-/// fewer than [`WORDS_GROWN`](crate::store::WORDS_GROWN) posts FTS5's own
-/// leaves again ([`YOUNG_LEAVES`]); 0012 makes the index two parts
-/// ([`HOT_COLD`]): the cold part is filled here with every moved post's
-/// words ([`fill_cold`]).
+/// every open. The index of words (0006, made again by 0007, 0010 and
+/// 0012) is derived data: an upgrade drops any older shape of it, and
+/// [`fill_index`] writes it anew for every post, in its two parts
+/// (`store::hot_cold`). 0008 adds the table where a new post's words wait
+/// for the index; 0009 and 0011 set the index's leaf size ([`LEAVES`],
+/// [`YOUNG_LEAVES`]), fresh files included.
 pub const VERSION: i64 = 12;
 
 /// The fresh schema, shared with D1: what every open applies last.
@@ -47,8 +43,6 @@ pub const SCHEMA: &str = include_str!("../../../schema.sql");
 const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
 /// The site hashes, and the key's digest with its unique index.
 const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
-/// migrations/0007: the index of words made again, for reversed row numbers.
-const WORDS_REVERSED: &str = include_str!("../../../migrations/0007_words_newest_first.sql");
 
 /// migrations/0009: the index of words written in leaves of
 /// [`WORDS_LEAF`](crate::store::WORDS_LEAF) bytes. A setting, not schema:
@@ -61,10 +55,6 @@ pub const LEAVES: &str = include_str!("../../../migrations/0009_words_leaves.sql
 /// [`WORDS_LEAF_YOUNG`](crate::store::WORDS_LEAF_YOUNG) bytes; a setting,
 /// applied once as [`LEAVES`] is.
 pub const YOUNG_LEAVES: &str = include_str!("../../../migrations/0011_young_leaves.sql");
-
-/// migrations/0010: the index of words made again, its terms begun with
-/// their post's kind's mark (`rules::words::index_text`).
-const WORDS_BY_KIND: &str = include_str!("../../../migrations/0010_words_by_kind.sql");
 
 /// migrations/0012: the index of words in two parts (`store::hot_cold`).
 const HOT_COLD: &str = include_str!("../../../migrations/0012_hot_cold.sql");
@@ -125,18 +115,13 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     if has_table(conn, "posts")? && !has_column(conn, "posts", "note_key_hash")? {
         conn.execute_batch(SITES)?;
     }
-    // An index of words of a file before 7 holds row numbers as they are:
-    // dropped and made again, then filled below with every post's words.
-    if from < 7 && has_table(conn, "post_words")? {
-        conn.execute_batch(WORDS_REVERSED)?;
-    }
-    // An index of a file before 10 holds its terms without the kind's
-    // mark: made again too, and filled below.
-    if from < 10 && has_table(conn, "post_words")? {
-        conn.execute_batch(WORDS_BY_KIND)?;
+    // An index of words of a file before 12 is one part, with prefix
+    // lists: dropped, made again as the hot part, and filled below.
+    if has_table(conn, "post_words")? {
+        conn.execute_batch("DROP TABLE post_words")?;
     }
     // Before the schema, which would give a file without it a bound of 0.
-    if from < 12 && has_table(conn, "words_new")? && !has_column(conn, "words_new", "tokens")? {
+    if has_table(conn, "words_new")? && !has_column(conn, "words_new", "tokens")? {
         conn.execute_batch(HOT_COLD)?;
     }
     conn.execute_batch(SCHEMA)?;
@@ -151,10 +136,7 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     let (keyed, shared) = fill_keys(conn)?;
     done.keyed = keyed;
     done.shared = shared;
-    done.indexed = fill_words(conn)?;
-    if from < 12 {
-        fill_cold(conn)?;
-    }
+    done.indexed = fill_index(conn)?;
     conn.pragma_update(None, "user_version", VERSION)?;
     Ok(done)
 }
@@ -208,91 +190,149 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
     Ok((keyed, old.len() - keyed))
 }
 
-/// Indexes the words of every post that the index does not hold yet and
-/// whose words do not wait in `words_new` (all of them, on the upgrade
-/// that makes the index). Returns how many.
-fn fill_words(conn: &Connection) -> rusqlite::Result<usize> {
-    let indexed: std::collections::HashSet<i64> = conn
-        .prepare("SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1")?
-        .query_map([ANY_INDEXED], |r| r.get(0))?
+/// Indexes the words of every post not waiting in `words_new` (all of
+/// them: the upgrade makes the index anew), in both parts, as the move
+/// writes them: the hot set is counted first ([`hot::counted`], each
+/// prefix that [`hot::PROMOTED_AT`] posts share), then each post gets the
+/// tokens a writer with that copy gives it, under its row number reversed,
+/// newest first (the reversed numbers then ascend, and FTS5 gathers the
+/// rows of a transaction into one segment only while they do). Returns
+/// how many.
+fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
+    let posts: Vec<(i64, String, Kind, String)> = conn
+        .prepare(
+            "SELECT rowid, id, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \
+             ORDER BY rowid DESC",
+        )?
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?
+        .filter_map(|row| match row {
+            Ok((rowid, id, kind, note)) => {
+                let kind = Kind::parse(&kind)?;
+                Some(Ok((rowid, id, kind, waiting_text(kind, &note))))
+            }
+            Err(e) => Some(Err(e)),
+        })
         .collect::<rusqlite::Result<_>>()?;
-    fill(conn, "post_words", |rowid| !indexed.contains(&rowid))
-}
-
-/// Writes the cold part of the index for every post moved before it had
-/// one (every post not waiting in `words_new`), as
-/// [`hot_cold::COLD`](crate::store::hot_cold::COLD) writes it.
-fn fill_cold(conn: &Connection) -> rusqlite::Result<usize> {
-    fill(conn, "post_cold", |_| true)
-}
-
-/// Writes `index_text` of each post not waiting in `words_new` that
-/// `wanted` takes into `table`, under its row number reversed as the move
-/// writes it, newest first: the reversed numbers then ascend, and FTS5
-/// gathers the rows of a transaction into one segment only while they do.
-/// Returns how many.
-fn fill(conn: &Connection, table: &str, wanted: impl Fn(i64) -> bool) -> rusqlite::Result<usize> {
-    let mut read = conn.prepare(
-        "SELECT rowid, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \
-         ORDER BY rowid DESC",
-    )?;
-    let mut add = conn.prepare(&format!(
-        "INSERT INTO {table} (rowid, words) VALUES (268435456 - ?1, ?2)"
-    ))?;
-    let mut done = 0;
-    let mut rows = read.query([])?;
-    while let Some(row) = rows.next()? {
-        let rowid: i64 = row.get(0)?;
-        let kind: String = row.get(1)?;
-        let note: String = row.get(2)?;
-        let Some(kind) = Kind::parse(&kind) else {
-            continue;
-        };
-        if wanted(rowid) {
-            add.execute(params![rowid, index_text(kind, &note)])?;
-            done += 1;
-        }
+    let promoted = hot::counted(
+        || {
+            posts
+                .iter()
+                .map(|(_, _, kind, words)| (*kind, words.as_str()))
+        },
+        hot::PROMOTED_AT,
+    );
+    let mut add = conn.prepare("INSERT INTO hot_prefixes (p) VALUES (?1)")?;
+    let mut numbered = Vec::with_capacity(promoted.len());
+    for p in promoted {
+        add.execute([&p])?;
+        numbered.push((conn.last_insert_rowid(), p));
     }
-    Ok(done)
+    numbered.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    let mut copy = HotSet::new();
+    copy.extend(numbered);
+    let mut hot_part =
+        conn.prepare("INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)")?;
+    let mut cold_part =
+        conn.prepare("INSERT INTO post_cold (rowid, words) VALUES (268435456 - ?1, ?2)")?;
+    for (rowid, id, kind, words) in &posts {
+        let tokens = copy.tokens(*kind, id, words);
+        hot_part.execute(params![rowid, tokens.text])?;
+        let cold = tokens.cold.unwrap_or_else(|| marked(*kind, words));
+        cold_part.execute(params![rowid, cold])?;
+    }
+    conn.execute("DELETE FROM words_filling", [])?;
+    Ok(posts.len())
 }
 
-/// For D1, where SQL cannot compute the words: reads what
-/// `wrangler d1 execute DB --json --command` prints for [`D1_UNINDEXED`]
-/// (the posts the index does not hold, newest first) and returns the
-/// INSERTs that index them, each under its row number reversed as
-/// [`MOVE_WORDS`](crate::store::MOVE_WORDS) writes it, for `wrangler d1
-/// execute DB --file`. Each one guards itself (a post indexed since is left
-/// alone), so the file may be run again, or while the Worker serves. Words
-/// are written as hex blobs cast to text, as the keys are.
+/// For D1, where SQL cannot compute the words: reads what `wrangler d1
+/// execute DB --json --command` prints for [`D1_UNINDEXED`] (the hot set,
+/// and the posts the index does not hold, newest first) and returns the
+/// SQL that indexes them, for `wrangler d1 execute DB --file`, as the
+/// native upgrade does ([`fill_index`]): the prefixes those posts make hot
+/// (counted as [`hot::counted`] counts them), then each post's terms in
+/// both parts under its row number reversed, then the end of
+/// `words_filling`, which lets the move go on. Each INSERT guards itself
+/// (a post indexed since is left alone), so the file may be run again, or
+/// while the Worker serves. Words are written as hex blobs cast to text,
+/// as the keys are.
 pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
     let mut sql = String::from(
-        "-- Generated by `needhave d1-words`: the words of posts older than migrations/0010 and 0012.\n",
+        "-- Generated by `needhave d1-words`: the words of posts older than migrations/0012.\n",
     );
-    for row in &wrangler_rows(wrangler_json)? {
-        let id = post_id(row)?;
+    let mut known = Vec::new();
+    let mut posts = Vec::new();
+    for row in wrangler_rows(wrangler_json)? {
+        if let (Some(n), Some(p)) = (row["n"].as_i64(), row["p"].as_str()) {
+            known.push((n, p.to_string()));
+            continue;
+        }
+        let id = post_id(&row)?.to_string();
         let note = row["note"].as_str().ok_or("a row without a text note")?;
         let kind = row["kind"]
             .as_str()
             .and_then(Kind::parse)
             .ok_or("a row without a kind (need or have)")?;
-        let words = hex::encode(index_text(kind, note).as_bytes());
-        for table in ["post_words", "post_cold"] {
+        let words = waiting_text(kind, note);
+        posts.push((id, kind, words));
+    }
+    let mut copy = HotSet::new();
+    known.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    let next = known.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    copy.extend(known);
+    if copy.version() != next {
+        return Err("the hot set read is not every promotion up to its newest".into());
+    }
+    let counted = hot::counted(
+        || posts.iter().map(|(_, kind, words)| (*kind, words.as_str())),
+        hot::PROMOTED_AT,
+    );
+    let mut added = Vec::new();
+    for p in counted {
+        if copy.depth(&p) < p.chars().count() {
             sql.push_str(&format!(
-                "INSERT INTO {table} (rowid, words) SELECT 268435456 - rowid, CAST(X'{words}' AS TEXT) \
+                "INSERT OR IGNORE INTO hot_prefixes (p) VALUES (CAST(X'{}' AS TEXT));\n",
+                hex::encode(p.as_bytes())
+            ));
+            added.push(p);
+        }
+    }
+    // The copy as it is once those are in: numbered after the newest read.
+    let mut page: Vec<(i64, String)> = (next + 1..).zip(added).collect();
+    page.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    copy.extend(page);
+    for (id, kind, words) in &posts {
+        let tokens = copy.tokens(*kind, id, words);
+        let cold = tokens.cold.unwrap_or_else(|| marked(*kind, words));
+        // Both guarded by the cold part, the hot part's first: a post that
+        // a Worker of an earlier release moved into the hot part alone gets
+        // its terms in both (a term written twice for a post is one).
+        for (table, text) in [("post_words", &tokens.text), ("post_cold", &cold)] {
+            let text = hex::encode(text.as_bytes());
+            sql.push_str(&format!(
+                "INSERT INTO {table} (rowid, words) SELECT 268435456 - rowid, CAST(X'{text}' AS TEXT) \
                  FROM posts WHERE id = '{id}' AND rowid NOT IN (SELECT post FROM words_new) \
-                 AND NOT EXISTS (SELECT 1 FROM {table} \
-                 WHERE {table} MATCH '{ANY_INDEXED}' AND {table}.rowid = 268435456 - posts.rowid);\n"
+                 AND NOT EXISTS (SELECT 1 FROM post_cold \
+                 WHERE post_cold MATCH '{ANY_INDEXED}' AND post_cold.rowid = 268435456 - posts.rowid);\n"
             ));
         }
     }
+    sql.push_str("DELETE FROM words_filling;\n");
     Ok(sql)
 }
 
-/// The query whose `--json` output [`d1_word_inserts`] reads: the posts
-/// the index does not hold and whose words do not wait in `words_new`,
-/// newest first (so that the reversed row numbers the INSERTs write
-/// ascend).
-pub const D1_UNINDEXED: &str = "SELECT id, kind, note FROM posts \
+/// The query whose `--json` output [`d1_word_inserts`] reads: the hot set
+/// (each prefix with its number), then the posts the index does not hold
+/// and whose words do not wait in `words_new`, newest first (so that the
+/// reversed row numbers the INSERTs write ascend).
+pub const D1_UNINDEXED: &str = "SELECT rowid AS n, p FROM hot_prefixes ORDER BY rowid; \
+     SELECT id, kind, note FROM posts \
      WHERE rowid NOT IN (SELECT post FROM words_new) AND (268435456 - rowid NOT IN \
      (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"') \
      OR 268435456 - rowid NOT IN \

@@ -142,7 +142,7 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 /// them): [`NEW_WORDS`] (whose insert runs the move when it makes 64,
 /// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
 /// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
-/// takes ([`HotSet::extend`]).
+/// takes ([`HotSet::extend`]), when there is a copy.
 pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
     let (text, candidates, version, cold) = match tokens {
         Some(t) => (
@@ -154,8 +154,8 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
         None => (Value::Null, Value::Null, Value::Null, Value::Null),
     };
     let since = match &version {
-        Value::Int(v) => *v,
-        _ => 0,
+        Value::Int(v) => Some(*v),
+        _ => None,
     };
     let mut out = vec![
         prepare(NEW_WORDS)
@@ -167,7 +167,9 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
             .bind(cold),
         prepare(SMALL_LEAVES),
     ];
-    out.push(prepare(hot_cold::CATCH_UP).bind(since));
+    if let Some(since) = since {
+        out.push(prepare(hot_cold::CATCH_UP).bind(since));
+    }
     out
 }
 
@@ -336,6 +338,7 @@ pub struct Memo {
     entries: Mutex<Vec<Kept>>,
     clock: Clock,
     hot: Mutex<HotSet>,
+    keeps_hot: bool,
 }
 
 /// What moves whenever the database may have changed.
@@ -384,12 +387,24 @@ impl Memo {
             entries: Mutex::new(Vec::new()),
             clock,
             hot: Mutex::new(HotSet::new()),
+            keeps_hot: true,
         }
     }
 
-    /// This process's copy of the database's hot set.
-    pub fn hot(&self) -> std::sync::MutexGuard<'_, HotSet> {
-        self.hot.lock().unwrap_or_else(|p| p.into_inner())
+    /// A memo that keeps no copy of the hot set: for a process that lives
+    /// too briefly for its copy to catch up (a Worker isolate, whose every
+    /// catch-up would read up to a thousand rows that D1 bills). Its
+    /// creates hand no tokens over, and the move finds them, one seek a
+    /// term (`hot_cold::BEHIND`).
+    pub const fn without_hot_set(mut self) -> Self {
+        self.keeps_hot = false;
+        self
+    }
+
+    /// This process's copy of the database's hot set, if it keeps one.
+    pub fn hot(&self) -> Option<std::sync::MutexGuard<'_, HotSet>> {
+        self.keeps_hot
+            .then(|| self.hot.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Counts a write, committed or not, once it has ended.
