@@ -5,17 +5,22 @@
 //!     needhave-bench d1-seed --posts 100000 --out DIR [--per-file 10000]
 //!
 //! Each file holds multi-row INSERTs of posts (row numbers given, so that
-//! the index rows can name them) and of their words, the text
-//! `rules::words::index_text` makes, which is what the create batch binds.
-//! As a list's creates leave them: the posts up to the last multiple of
-//! `PENDING_MAX` in the index, the few newer ones' words in `words_new`.
+//! the index rows can name them) and of their words in both parts of the
+//! index, as an upgrade writes them (`store::migrate::fill_index`): the
+//! first file begins with the hot set the posts share, counted
+//! (`rules::hot::counted`; a list grown by its creates promotes those
+//! prefixes too, a few a move), then each post's hot prefixes and cold
+//! terms from a copy of it. As a list's creates leave them: the posts up to
+//! the last multiple of `PENDING_MAX` in the index, the few newer ones'
+//! words in `words_new`.
 //! Multi-row statements because wrangler runs a file statement by statement
 //! and 200,000 single-row ones take many minutes; each stays well under
 //! D1's 100 KB statement limit.
 
 use std::fmt::Write as _;
 
-use needhave::rules::words::{index_text, waiting_text};
+use needhave::rules::hot::{self, HotSet};
+use needhave::rules::words::{marked, waiting_text};
 use needhave::secrets::sha256_hex;
 use needhave::store::{PENDING_MAX, WORDS_BASE, WORDS_GROWN, WORDS_LEAF};
 
@@ -34,10 +39,33 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     let mut files = Vec::new();
     let mark = posts / PENDING_MAX as u64 * PENDING_MAX as u64;
+    let moved: Vec<(needhave::rules::Kind, String)> = (0..mark)
+        .map(|i| {
+            let (kind, text) = note(i);
+            (kind, waiting_text(kind, &text))
+        })
+        .collect();
+    let promoted = hot::counted(
+        || moved.iter().map(|(k, w)| (*k, w.as_str())),
+        hot::PROMOTED_AT,
+    );
+    let mut numbered: Vec<(i64, String)> = (1..).zip(promoted.iter().cloned()).collect();
+    numbered.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    let mut copy = HotSet::new();
+    copy.extend(numbered);
+    let mut prefixes = String::new();
+    for chunk in promoted.chunks(ROWS as usize) {
+        let values: Vec<String> = chunk.iter().map(|p| format!("({})", quoted(p))).collect();
+        let _ = writeln!(
+            prefixes,
+            "INSERT INTO hot_prefixes (p) VALUES {};",
+            values.join(",")
+        );
+    }
     let mut start = 0;
     while start < posts {
         let end = (start + per_file).min(posts);
-        let mut sql = String::new();
+        let mut sql = std::mem::take(&mut prefixes);
         let mut at = start;
         while at < end {
             let stop = (at + ROWS).min(end);
@@ -46,6 +74,7 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
             // writes it, newest first: FTS5 keeps a statement's rows in one
             // segment only while their row numbers ascend.
             let mut words = Vec::new();
+            let mut cold = Vec::new();
             let mut waiting = Vec::new();
             for i in at..stop {
                 let (kind, text) = note(i);
@@ -61,8 +90,12 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     sha256_hex(&key),
                 );
                 if rowid <= mark {
-                    let indexed = quoted(&index_text(kind, &text));
-                    words.push(format!("\n({},{indexed})", WORDS_BASE - rowid as i64));
+                    let (_, waiting_words) = &moved[i as usize];
+                    let tokens = copy.tokens(kind, &format!("{i:032x}"), waiting_words);
+                    let terms = tokens.cold.unwrap_or_else(|| marked(kind, waiting_words));
+                    let reversed = WORDS_BASE - rowid as i64;
+                    words.push(format!("\n({reversed},{})", quoted(&tokens.text)));
+                    cold.push(format!("\n({reversed},{})", quoted(&terms)));
                 } else {
                     let waiting_words = quoted(&waiting_text(kind, &text));
                     waiting.push(format!("\n({rowid},{waiting_words})"));
@@ -73,6 +106,7 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                 "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
             );
             words.reverse();
+            cold.reverse();
             // The list's leaves: FTS5's own until its 10,000th post, small
             // from the rows that reach it (store::SMALL_LEAVES).
             if at < WORDS_GROWN as u64 && stop >= WORDS_GROWN as u64 {
@@ -86,6 +120,13 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     sql,
                     "INSERT INTO post_words (rowid, words) VALUES{};",
                     words.join(",")
+                );
+            }
+            if !cold.is_empty() {
+                let _ = writeln!(
+                    sql,
+                    "INSERT INTO post_cold (rowid, words) VALUES{};",
+                    cold.join(",")
                 );
             }
             if !waiting.is_empty() {

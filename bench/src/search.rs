@@ -162,8 +162,9 @@ pub fn seed_grouped(
     Ok(store)
 }
 
-/// Bytes the index holds per post: the FTS5 table's shadow tables and the
-/// kind index, as `dbstat` counts their pages.
+/// Bytes the index holds per post: both parts' shadow tables, the hot set
+/// and the words waiting for the move, and the kind index, as `dbstat`
+/// counts their pages.
 fn index_bytes(store: &SqliteStore, n: u64) -> (f64, f64) {
     store.with_connection(|c| {
         let bytes = |pattern: &str| -> f64 {
@@ -174,10 +175,17 @@ fn index_bytes(store: &SqliteStore, n: u64) -> (f64, f64) {
             )
             .unwrap_or(0) as f64
         };
-        (
-            bytes("post_words%") / n as f64,
-            bytes("posts_kind") / n as f64,
-        )
+        let words = [
+            "post_words%",
+            "post_cold%",
+            "hot_prefixes",
+            "sqlite_autoindex_hot_prefixes%",
+            "words_new",
+        ]
+        .iter()
+        .map(|t| bytes(t))
+        .sum::<f64>();
+        (words / n as f64, bytes("posts_kind") / n as f64)
     })
 }
 
@@ -552,25 +560,52 @@ pub fn page_statement(
     let words = Words::parse(q).ok_or("a query over its bounds")?;
     let expression = words.expression(kind).ok_or("no word in the query")?;
     let needles = words.needles(kind);
-    // Version 6's statement has no needles (no words_new).
-    let (sql, arity) = if falling {
-        (FALLING_SQL, 5)
+    let terms = words.terms();
+    let marks = match kind {
+        Some(Kind::Need) => "[\"\u{207f}\"]",
+        Some(Kind::Have) => "[\"\u{2b0}\"]",
+        None => "[\"\u{207f}\",\"\u{2b0}\"]",
+    };
+    let sql = if falling {
+        FALLING_SQL
     } else {
-        (needhave::handlers::posts::WORDS_SQL, 6)
+        needhave::handlers::posts::WORDS_SQL
     };
     let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    // Version 6's statement takes an FTS5 expression; the list's, the
+    // kinds' marks, the needles and the terms.
+    let bound = |before: i64| -> Vec<Box<dyn rusqlite::ToSql>> {
+        let head: Vec<Box<dyn rusqlite::ToSql>> = vec![
+            Box::new(-1),
+            Box::new(-1),
+            Box::new(i64::from(limit) + 1),
+            Box::new(before),
+        ];
+        let tail: Vec<Box<dyn rusqlite::ToSql>> = if falling {
+            vec![Box::new(expression.clone())]
+        } else {
+            vec![
+                Box::new(marks),
+                Box::new(needles.clone()),
+                Box::new(terms.clone()),
+            ]
+        };
+        head.into_iter().chain(tail).collect()
+    };
     // The cursor of the page asked for: the row number of the last post of
-    // each page before it, walked with the same statement.
+    // each page before it, walked with the same statement (its parts
+    // merged newest first, as the list merges them).
     let mut before = 1i64 << 53;
     for _ in 1..pages.max(1) {
-        let rows: Vec<i64> = stmt
-            .query_map(
-                &params![-1, -1, i64::from(limit) + 1, before, expression, needles][..arity],
-                |r| r.get::<_, Option<i64>>(1),
-            )
+        let mut rows: Vec<i64> = stmt
+            .query_map(rusqlite::params_from_iter(bound(before)), |r| {
+                r.get::<_, Option<i64>>(1)
+            })
             .map_err(|e| e.to_string())?
             .filter_map(|r| r.ok().flatten())
             .collect();
+        rows.sort_unstable_by(|a, b| b.cmp(a));
+        rows.dedup();
         before = *rows
             .get(limit as usize - 1)
             .filter(|_| rows.len() > limit as usize)
@@ -579,7 +614,7 @@ pub fn page_statement(
     let mut posts = 0;
     for _ in 0..runs {
         let mut rows = stmt
-            .query(&params![-1, -1, i64::from(limit) + 1, before, expression, needles][..arity])
+            .query(rusqlite::params_from_iter(bound(before)))
             .map_err(|e| e.to_string())?;
         posts = 0;
         while rows.next().map_err(|e| e.to_string())?.is_some() {

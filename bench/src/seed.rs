@@ -53,12 +53,6 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
             let mut post = c.prepare(
                 "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
-            // The index of words, as the create batch writes it (each post
-            // under its row number reversed), after the posts, newest first:
-            // FTS5 writes a segment whenever the row numbers of a
-            // transaction stop ascending.
-            let mut words = c.prepare("INSERT INTO post_words (rowid, words) VALUES (?1, ?2)")?;
-            let mut index = Vec::with_capacity(n as usize);
             let mut msg = c.prepare(
                 "INSERT INTO messages (id, post_id, role, parent_id, text, secret_hash, thread_key, thread_key_hash, ip_hash, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -71,8 +65,6 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                 let note = format!("seeded {kind} number {i}: a short public note of ordinary length");
                 let key = needhave::store::migrate::note_key_hash(&note);
                 post.execute(params![pid, kind, note, sha256_hex(&post_secret(i)), ip, t, key])?;
-                let k = needhave::handlers::posts::Kind::parse(kind).expect("a kind");
-                index.push((needhave::store::WORDS_BASE - c.last_insert_rowid(), needhave::rules::words::index_text(k, &note)));
                 if i % 2 == 0 {
                     let fid = first_id(i);
                     let text = format!("a first reply to post {i}");
@@ -91,10 +83,10 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                     }
                 }
             }
-            for (rowid, text) in index.iter().rev() {
-                words.execute(params![rowid, text])?;
-            }
         }
+        // The index of words, as an upgrade writes it: the hot set the
+        // posts share, then both parts, newest first.
+        needhave::store::migrate::fill_index(c)?;
         c.execute_batch("COMMIT")?;
         c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); ANALYZE;")?;
         Ok(())

@@ -993,7 +993,7 @@ fn the_statements_of_the_index_reverse_by_words_base() {
     // Each statement's number of mentions of the index's row numbers: a
     // write or a filter, plus the join to posts where there is one.
     for (sql, mentions) in [
-        (needhave::store::MOVE_WORDS, 1),
+        (needhave::store::hot_cold::HOT, 1),
         (needhave::store::hot_cold::COLD, 1),
         (needhave::handlers::posts::WORDS_SQL, 4),
         (migrate::D1_UNINDEXED, 2),
@@ -1013,19 +1013,21 @@ fn the_statements_of_the_index_reverse_by_words_base() {
     assert_eq!(d1.matches(&base).count(), 4, "{d1}");
 }
 
-/// The move into the index writes out `PENDING_MAX` (SQL has no
-/// constants): both of its statements compare with that number.
+/// The move into the index writes out `PENDING_MAX` and
+/// `rules::hot::PROMOTED_AT` (SQL has no constants): its statements
+/// compare with those numbers.
 #[test]
 fn the_move_into_the_index_waits_for_pending_max() {
     let threshold = format!(">= {}", needhave::store::PENDING_MAX);
-    for sql in [needhave::store::MOVE_WORDS, needhave::store::CLEAR_WORDS] {
-        assert_eq!(sql.matches(&threshold).count(), 1, "{sql}");
-        assert_eq!(sql.matches(">=").count(), 1, "{sql}");
-    }
+    let clear = needhave::store::CLEAR_WORDS;
+    assert_eq!(clear.matches(&threshold).count(), 1, "{clear}");
+    assert_eq!(clear.matches(">=").count(), 1, "{clear}");
     use needhave::store::hot_cold::{BEHIND, COLD, HOT, PROMOTE};
     for sql in [BEHIND, COLD, PROMOTE, HOT] {
         assert_eq!(sql.matches(&threshold).count(), 1, "{sql}");
     }
+    let shared = format!(") >= {}", needhave::rules::hot::PROMOTED_AT);
+    assert!(PROMOTE.ends_with(&shared), "{PROMOTE}");
 }
 
 /// Posts of the release before the index's two parts, enough that some

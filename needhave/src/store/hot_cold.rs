@@ -18,6 +18,14 @@
 //! prefix's token for each moved post that holds it in the same insert.
 //! Each batch ends by reading the promotions its writer's copy lacks.
 //!
+//! Both parts hold each post under its row number reversed
+//! ([`WORDS_BASE`](crate::store::WORDS_BASE) − rowid), so that FTS5's own
+//! order, rising row numbers, is the list's newest first: a page is a
+//! forward walk from the cursor, where a walk against FTS5's order decodes
+//! the whole leaf it starts on first (docs/finding.md, "Instructions per
+//! query"). Newest first is also the order FTS5 gathers a transaction's
+//! rows in without flushing them, so a move writes its rows so.
+//!
 //! The statements run the same on D1 and SQLite; each reads the `?64`
 //! of `words_new` ([`crate::store::PENDING_MAX`]) the way the move before
 //! them did.

@@ -191,14 +191,14 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
 }
 
 /// Indexes the words of every post not waiting in `words_new` (all of
-/// them: the upgrade makes the index anew), in both parts, as the move
-/// writes them: the hot set is counted first ([`hot::counted`], each
+/// them: the upgrade makes the index anew; a seed of posts written
+/// directly), in both parts, as the move writes them: the hot set is counted first ([`hot::counted`], each
 /// prefix that [`hot::PROMOTED_AT`] posts share), then each post gets the
 /// tokens a writer with that copy gives it, under its row number reversed,
 /// newest first (the reversed numbers then ascend, and FTS5 gathers the
 /// rows of a transaction into one segment only while they do). Returns
 /// how many.
-fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
+pub fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
     let posts: Vec<(i64, String, Kind, String)> = conn
         .prepare(
             "SELECT rowid, id, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \

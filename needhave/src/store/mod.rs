@@ -92,38 +92,21 @@ pub fn prepare(sql: &'static str) -> Statement {
 /// How many posts' words wait in `words_new` before a create moves them
 /// into the index of words: the rows a search reads beside the index
 /// (fewer than this), against the segments FTS5 writes (one a move).
-/// Written out in [`MOVE_WORDS`] and [`CLEAR_WORDS`], which are
-/// `&'static str`s; a test checks them against it.
+/// Written out in the move's statements ([`hot_cold::MOVE`]) and
+/// [`CLEAR_WORDS`], which are `&'static str`s; a test checks them against
+/// it.
 pub const PENDING_MAX: i64 = 64;
 
 /// The statements that end a create's batch, after its insert (one
 /// transaction, both stores): the post's words into `words_new` (`?1` the
-/// post's id, `?2` its words; only a row the insert made), then
-/// [`MOVE_WORDS`] and [`CLEAR_WORDS`]. A post is found from its 201
-/// either way: a search reads `words_new` beside the index.
+/// post's id, `?2` its words, `?3` to `?6` what its writer's copy of the
+/// hot set says of them; only a row the insert made), whose insert runs
+/// the move ([`hot_cold::trigger`]) when it makes [`PENDING_MAX`]. A post
+/// is found from its 201 either way: a search reads `words_new` beside
+/// the index.
 pub const NEW_WORDS: &str =
     "INSERT INTO words_new (post, words, tokens, candidates, version, cold) \
      SELECT rowid, ?2, ?3, ?4, ?5, ?6 FROM posts WHERE id = ?1";
-
-/// Once [`PENDING_MAX`] posts' words wait in `words_new`, all go into the
-/// index, newest first; otherwise nothing. [`CLEAR_WORDS`] then empties
-/// `words_new`.
-///
-/// The index holds each post under its row number reversed
-/// ([`WORDS_BASE`] − rowid), so that FTS5's own order, rising row numbers,
-/// is the list's newest first: a page is a forward walk from the cursor,
-/// where a walk against FTS5's order decodes the whole leaf it starts on
-/// first (docs/finding.md, "Instructions per query"). Newest first is also
-/// the order FTS5 gathers a transaction's rows in without flushing them.
-///
-/// The index holds each term begun with the post's kind's mark
-/// (`rules::words::index_text`): the move adds it, from the kind's term
-/// the words begin with (`·need`, `·have`).
-pub const MOVE_WORDS: &str = "INSERT INTO post_words (rowid, words) \
-     SELECT 268435456 - post, \
-     CASE substr(words, 2, 1) WHEN 'n' THEN '\u{207f}' || replace(words, ' ', ' \u{207f}') \
-     ELSE '\u{2b0}' || replace(words, ' ', ' \u{2b0}') END FROM words_new \
-     WHERE (SELECT count(*) FROM words_new) >= 64 ORDER BY post DESC";
 
 pub use hot_cold::CLEAR_WORDS;
 

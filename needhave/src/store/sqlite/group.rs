@@ -49,7 +49,7 @@
 //!
 //! The index of words costs a group commit nothing of its own: a create
 //! leaves its words in `words_new`, and the create that gathers 64 there
-//! moves them into the index in its batch ([`MOVE_WORDS`](crate::store::MOVE_WORDS)).
+//! moves them into the index in its batch (`store::hot_cold::trigger`).
 //! FTS5 writes the words of a transaction as a segment when the next
 //! savepoint opens (one per batch), so a move is one segment, whichever
 //! group it falls in.
