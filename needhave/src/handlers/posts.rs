@@ -215,13 +215,20 @@ macro_rules! page_sql {
             page_sql!(@rows $rows, "?3")
         )
     };
+    // Two parts after the first, merged newest first by SQLite (each is at
+    // most a page: the sort is of a few hundred row numbers at most).
     ($first:literal => $all:literal, $a:literal => $a_limit:literal, $b:literal => $b_limit:literal) => {
         concat!(
             "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
              NULL AS note, NULL AS created_at",
             page_sql!(@rows $first, $all),
-            page_sql!(@rows $a, $a_limit),
-            page_sql!(@rows $b, $b_limit)
+            " UNION ALL SELECT * FROM (SELECT * FROM (SELECT NULL, ",
+            $a,
+            " LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ",
+            $a_limit,
+            " END)",
+            page_sql!(@rows $b, $b_limit),
+            " ORDER BY 2 DESC)"
         )
     };
     ($first:literal => $all:literal, $rows:literal) => {
@@ -257,8 +264,8 @@ const KIND_SQL: &str = page_sql!(
 /// cold part, each checked for the hot terms by a seek
 /// ([`store::hot_cold`](crate::store::hot_cold)). Every post in
 /// `words_new` is newer than every moved post (a move takes them all);
-/// the two index parts, each newest first and each at most a page, are
-/// merged by [`find`].
+/// the two index parts, each at most a page, are merged newest first in
+/// the statement, and [`find`] keeps a page of it.
 ///
 /// The index yields row numbers newest first from the cursor down, and
 /// stops at the page's end. It holds each post under its row number
@@ -291,7 +298,7 @@ pub const WORDS_SQL: &str = concat!(
          WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
          WHERE all_hot), '\"\u{b7}none\"') \
          AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
-         ORDER BY post_words.rowid" => "CASE WHEN EXISTS (SELECT 1 FROM kinds WHERE all_hot) THEN ?3 ELSE 0 END",
+         ORDER BY post_words.rowid" => "?3",
         "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
          FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
          WHERE post_cold MATCH coalesce((SELECT group_concat(cold_e, ' OR ') FROM kinds \
@@ -301,7 +308,7 @@ pub const WORDS_SQL: &str = concat!(
          AND q.m = CASE posts.kind WHEN 'need' THEN '\u{207f}' ELSE '\u{2b0}' END \
          AND NOT EXISTS (SELECT 1 FROM post_words h \
          WHERE h.post_words MATCH '\"' || q.m || q.w || '\"' AND h.rowid = post_cold.rowid)) \
-         ORDER BY post_cold.rowid" => "CASE WHEN EXISTS (SELECT 1 FROM kinds WHERE NOT all_hot) THEN ?3 ELSE 0 END"
+         ORDER BY post_cold.rowid" => "?3"
     )
 );
 
@@ -350,22 +357,20 @@ impl Filter {
     }
 
     /// What tells this filter's version tags from another's (empty for the
-    /// bare list): a digest of what it asks, as the index reads it.
+    /// bare list): a digest of what it asks, as the index reads it (the
+    /// terms determine the query: a term's script says whether it is a
+    /// word's beginning or a pair of characters).
     pub fn variant(&self) -> String {
         if self.is_bare() {
             return String::new();
         }
-        let expression = self.expression().unwrap_or_default();
+        let terms = self.words.as_ref().map(Words::terms).unwrap_or_default();
         conditional::digest(&[
             self.kind.map_or("", Kind::as_str).as_bytes(),
-            expression.as_bytes(),
+            terms.as_bytes(),
             self.limit.to_string().as_bytes(),
             self.before.map_or(String::new(), |c| c.encode()).as_bytes(),
         ])
-    }
-
-    fn expression(&self) -> Option<String> {
-        self.words.as_ref().and_then(|w| w.expression(self.kind))
     }
 
     fn needles(&self) -> Option<String> {
@@ -414,33 +419,9 @@ pub async fn find(
     if !rows.is_empty() {
         rows.remove(0);
     }
-    if filter.words.is_some() {
-        rows = newest_first(rows);
-        rows.truncate(fetch as usize);
-    }
+    // Up to a page from each part of the index: the page is the newest.
+    rows.truncate(fetch as usize);
     Ok(Found { version, rows })
-}
-
-/// Rows that come as runs each newest first (the waiting posts' and the
-/// hot part's, then the cold part's), as one run: a merge of the two
-/// runs, where the second begins at the first row newer than the one
-/// before it. (A merge by hand rather than a sort: the Worker links less.)
-fn newest_first(rows: Vec<crate::store::Row>) -> Vec<crate::store::Row> {
-    let r = |row: &crate::store::Row| row.int("r").unwrap_or(0);
-    let split = (1..rows.len())
-        .find(|&i| r(&rows[i]) > r(&rows[i - 1]))
-        .unwrap_or(rows.len());
-    let mut first = rows;
-    let second = first.split_off(split);
-    let mut out = Vec::with_capacity(first.len() + second.len());
-    let (mut a, mut b) = (first.into_iter().peekable(), second.into_iter().peekable());
-    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-        let next = if r(x) >= r(y) { a.next() } else { b.next() };
-        out.extend(next);
-    }
-    out.extend(a);
-    out.extend(b);
-    out
 }
 
 /// Rows (one more than a page when older posts match) as a page.
@@ -542,39 +523,78 @@ pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {
     row.and_then(view).ok_or(Code::NotFound.into())
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    use super::newest_first;
+    use super::{marks, WORDS_SQL};
+    use crate::rules::words::waiting_text;
+    use crate::rules::Kind;
+    use crate::store::index_words;
+    use crate::store::Value;
 
-    fn rows(rs: &[i64]) -> Vec<crate::store::Row> {
-        rs.iter()
-            .map(|r| {
-                let mut row = crate::store::Row::new();
-                row.insert("r".into(), (*r).into());
-                row
-            })
-            .collect()
-    }
-
-    fn numbers(rows: &[crate::store::Row]) -> Vec<i64> {
-        rows.iter().filter_map(|r| r["r"].as_i64()).collect()
-    }
-
+    /// A page whose kinds take different parts of the index (the word is
+    /// hot for needs, which many posts hold, and not for haves, which a few
+    /// do, between them) comes newest first, every match once.
     #[test]
     fn the_parts_of_a_page_merge_newest_first() {
-        // Waiting and hot posts, then cold ones newer than some of them.
-        assert_eq!(
-            numbers(&newest_first(rows(&[12, 9, 7, 3, 8, 5, 1]))),
-            [12, 9, 8, 7, 5, 3, 1]
-        );
-        // One run, or a second older than the first: as they came.
-        assert_eq!(numbers(&newest_first(rows(&[9, 7, 3]))), [9, 7, 3]);
-        assert_eq!(
-            numbers(&newest_first(rows(&[9, 7, 3, 2, 1]))),
-            [9, 7, 3, 2, 1]
-        );
-        // Only the second run.
-        assert_eq!(numbers(&newest_first(rows(&[4, 2]))), [4, 2]);
-        assert!(newest_first(Vec::new()).is_empty());
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrate::apply(&conn).unwrap();
+        let mut want = Vec::new();
+        for n in 1..=300i64 {
+            let (kind, note) = if n % 37 == 0 {
+                (Kind::Have, format!("gpu spare h{n}x"))
+            } else {
+                (Kind::Need, format!("gpu wanted n{n}x"))
+            };
+            want.push(n);
+            let id = format!("{n:032x}");
+            conn.execute(
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+                 VALUES (?1, ?2, ?3, 'h', 'ip', ?4)",
+                rusqlite::params![id, kind.as_str(), note, n],
+            )
+            .unwrap();
+            for statement in index_words(&id, waiting_text(kind, &note), None) {
+                let params = statement.params.into_iter().map(|v| match v {
+                    Value::Null => rusqlite::types::Value::Null,
+                    Value::Int(n) => rusqlite::types::Value::Integer(n),
+                    Value::Text(t) => rusqlite::types::Value::Text(t),
+                });
+                let mut s = conn.prepare(statement.sql).unwrap();
+                let mut rows = s.query(rusqlite::params_from_iter(params)).unwrap();
+                while rows.next().unwrap().is_some() {}
+            }
+        }
+        let hot = |mark: &str| -> bool {
+            conn.query_row(
+                "SELECT count(*) FROM hot_prefixes WHERE p = ?1",
+                [format!("{mark}gpu")],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap()
+                > 0
+        };
+        assert!(hot("\u{207f}") && !hot("\u{2b0}"), "one kind hot, one cold");
+        want.reverse();
+        let mut seen = Vec::new();
+        let mut before = 1i64 << 53;
+        loop {
+            let mut s = conn.prepare(WORDS_SQL).unwrap();
+            let rows: Vec<i64> = s
+                .query_map(
+                    rusqlite::params![-1, -1, 41, before, marks(None), "[\" gpu\"]", "[\"gpu\"]"],
+                    |r| r.get::<_, Option<i64>>(1),
+                )
+                .unwrap()
+                .filter_map(|r| r.unwrap())
+                .take(41)
+                .collect();
+            let page = &rows[..rows.len().min(40)];
+            seen.extend_from_slice(page);
+            if rows.len() <= 40 {
+                break;
+            }
+            before = page[39];
+        }
+        assert_eq!(seen, want);
     }
 }

@@ -148,7 +148,7 @@ impl D1Store {
 }
 
 /// The Worker binds one database (`DB`), so one memo per isolate serves it.
-static MEMO: Memo = Memo::new().without_hot_set();
+static MEMO: Memo = Memo::new();
 
 impl SessionDb for D1Store {
     fn memo(&self) -> Option<&Memo> {

@@ -126,6 +126,7 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 /// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
 /// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
 /// takes ([`HotSet::extend`]), when there is a copy.
+#[inline(always)]
 pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
     let (text, candidates, version, cold) = match tokens {
         Some(t) => (
@@ -320,8 +321,8 @@ pub trait Store: MaybeSend {
 pub struct Memo {
     entries: Mutex<Vec<Kept>>,
     clock: Clock,
+    #[cfg(not(target_arch = "wasm32"))]
     hot: Mutex<HotSet>,
-    keeps_hot: bool,
 }
 
 /// What moves whenever the database may have changed.
@@ -369,25 +370,22 @@ impl Memo {
         Memo {
             entries: Mutex::new(Vec::new()),
             clock,
+            #[cfg(not(target_arch = "wasm32"))]
             hot: Mutex::new(HotSet::new()),
-            keeps_hot: true,
         }
     }
 
-    /// A memo that keeps no copy of the hot set: for a process that lives
-    /// too briefly for its copy to catch up (a Worker isolate, whose every
-    /// catch-up would read up to a thousand rows that D1 bills). Its
-    /// creates hand no tokens over, and the move finds them, one seek a
-    /// term (`hot_cold::BEHIND`).
-    pub const fn without_hot_set(mut self) -> Self {
-        self.keeps_hot = false;
-        self
-    }
-
-    /// This process's copy of the database's hot set, if it keeps one.
+    /// This process's copy of the database's hot set. None in the Worker:
+    /// an isolate lives too briefly for its copy to catch up, and every
+    /// catch-up would read up to a thousand rows that D1 bills. Its creates
+    /// hand no tokens over and the move finds them, one seek a term
+    /// (`hot_cold::BEHIND`); the code that keeps a copy stays out of its
+    /// build.
     pub fn hot(&self) -> Option<std::sync::MutexGuard<'_, HotSet>> {
-        self.keeps_hot
-            .then(|| self.hot.lock().unwrap_or_else(|p| p.into_inner()))
+        #[cfg(target_arch = "wasm32")]
+        return None;
+        #[cfg(not(target_arch = "wasm32"))]
+        Some(self.hot.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Counts a write, committed or not, once it has ended.
