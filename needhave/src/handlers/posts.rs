@@ -215,20 +215,19 @@ macro_rules! page_sql {
             page_sql!(@rows $rows, "?3")
         )
     };
-    // Two parts after the first, merged newest first by SQLite (each is at
-    // most a page: the sort is of a few hundred row numbers at most).
-    ($first:literal => $all:literal, $a:literal => $a_limit:literal, $b:literal => $b_limit:literal) => {
+    // Then two walks merged as they go: each arm's first column is its
+    // index's row number, which FTS5 yields in order, so SQLite merges the
+    // two without a sort and stops both at the page's end.
+    ($first:literal => $all:literal, $a:literal | $b:literal) => {
         concat!(
             "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
              NULL AS note, NULL AS created_at",
             page_sql!(@rows $first, $all),
-            " UNION ALL SELECT * FROM (SELECT * FROM (SELECT NULL, ",
+            " UNION ALL SELECT * FROM (SELECT ",
             $a,
-            " LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ",
-            $a_limit,
-            " END)",
-            page_sql!(@rows $b, $b_limit),
-            " ORDER BY 2 DESC)"
+            " UNION ALL SELECT ",
+            $b,
+            " ORDER BY 1 LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)"
         )
     };
     ($first:literal => $all:literal, $rows:literal) => {
@@ -264,8 +263,8 @@ const KIND_SQL: &str = page_sql!(
 /// cold part, each checked for the hot terms by a seek
 /// ([`store::hot_cold`](crate::store::hot_cold)). Every post in
 /// `words_new` is newer than every moved post (a move takes them all);
-/// the two index parts, each at most a page, are merged newest first in
-/// the statement, and [`find`] keeps a page of it.
+/// the two index parts are walked together and merged as they go (each
+/// row's first column, NULL in the others, is its index's row number).
 ///
 /// The index yields row numbers newest first from the cursor down, and
 /// stops at the page's end. It holds each post under its row number
@@ -293,13 +292,12 @@ pub const WORDS_SQL: &str = concat!(
          WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
          WHERE instr(' ' || words_new.words || ' ', value) = 0) \
          ORDER BY words_new.post DESC" => "-1",
-        "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+        "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
          FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
          WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
          WHERE all_hot), '\"\u{b7}none\"') \
-         AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER) \
-         ORDER BY post_words.rowid" => "?3",
-        "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+         AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER)" |
+        "post_cold.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
          FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
          WHERE post_cold MATCH coalesce((SELECT group_concat(cold_e, ' OR ') FROM kinds \
          WHERE NOT all_hot), '\"\u{b7}none\"') \
@@ -307,8 +305,7 @@ pub const WORDS_SQL: &str = concat!(
          AND NOT EXISTS (SELECT 1 FROM q WHERE q.hot \
          AND q.m = CASE posts.kind WHEN 'need' THEN '\u{207f}' ELSE '\u{2b0}' END \
          AND NOT EXISTS (SELECT 1 FROM post_words h \
-         WHERE h.post_words MATCH '\"' || q.m || q.w || '\"' AND h.rowid = post_cold.rowid)) \
-         ORDER BY post_cold.rowid" => "?3"
+         WHERE h.post_words MATCH '\"' || q.m || q.w || '\"' AND h.rowid = post_cold.rowid))"
     )
 );
 
@@ -419,8 +416,6 @@ pub async fn find(
     if !rows.is_empty() {
         rows.remove(0);
     }
-    // Up to a page from each part of the index: the page is the newest.
-    rows.truncate(fetch as usize);
     Ok(Found { version, rows })
 }
 
