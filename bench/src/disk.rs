@@ -30,42 +30,7 @@ use needhave::{Config, Ctx};
 #[path = "../../needhave/tests/common/notes.rs"]
 mod notes;
 
-use notes::{mix, tail, Ordinary};
-
-fn letter(base: u32, n: u64) -> char {
-    char::from_u32(base + n as u32).unwrap_or('?')
-}
-
-/// `n` distinct words of `len` letters from `alphabet` letters at `base`.
-fn unique_words(i: u64, n: u64, len: u64, base: u32, alphabet: u64) -> String {
-    let words: Vec<String> = (0..n)
-        .map(|k| {
-            (0..len)
-                .map(|j| letter(base, mix(((i * 200 + k) * 16 + j) * 3 + 1) % alphabet))
-                .collect()
-        })
-        .collect();
-    format!("{} {}", words.join(" "), tail(i))
-}
-
-fn random_words(i: u64) -> String {
-    let mut note = String::new();
-    let mut j = 0;
-    while note.len() < 485 {
-        let len = 1 + mix(i * 7919 + j) % 10;
-        note.extend((0..len).map(|k| letter(97, mix(i * 100_000 + j * 20 + k) % 26)));
-        note.push(' ');
-        j += 1;
-    }
-    note + &tail(i)
-}
-
-fn from_alphabet(i: u64, alphabet: &[u8]) -> String {
-    (0..498)
-        .map(|j| alphabet[(mix(i * 1000 + j) % alphabet.len() as u64) as usize] as char)
-        .collect::<String>()
-        + &tail(i)
-}
+use notes::{from_alphabet, letter, random_words, tail, unique_words, Ordinary};
 
 /// A case: its label, and its `i`th note.
 type Case<'a> = (&'static str, Box<dyn Fn(u64) -> String + 'a>);

@@ -504,6 +504,24 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             let ordinary = notes::Ordinary::new();
             Box::new(move |i| ordinary.note(i as u64))
         }),
+        // Words that no other note holds, in number.
+        (
+            "random words of 1-10 letters",
+            Box::new(|i| notes::random_words(i as u64)),
+        ),
+        (
+            "base64url",
+            Box::new(|i| {
+                notes::from_alphabet(
+                    i as u64,
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+                )
+            }),
+        ),
+        (
+            "55 words of 8 ASCII letters",
+            Box::new(|i| notes::unique_words(i as u64, 55, 8, 97, 26)),
+        ),
         // And as spaced words: one-letter words of two-byte letters.
         (
             "distinct words x 166",

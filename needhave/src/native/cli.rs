@@ -86,9 +86,9 @@ enum Command {
     Openapi,
     /// D1 upgrade: read `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid"` on stdin, print the UPDATEs that give those posts their normalized keys.
     D1Keys,
-    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the posts the index of words does not hold), print the INSERTs that index them. Also rebuilds the index after an import of exported tables.
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the hot set, and the posts the index of words does not hold), print the SQL that indexes them in both parts and lets the move go on. Also rebuilds the index after an import of exported tables.
     D1Words {
-        /// Print the SELECT whose --json output this command reads, and exit.
+        /// Print the SELECTs whose --json output this command reads, and exit.
         #[arg(long)]
         query: bool,
     },
