@@ -33,9 +33,8 @@ pub const OFFER_ONE_IN: u64 = 16;
 /// store's `hot_prefixes` numbers promotions in order).
 #[derive(Default, Clone, Debug)]
 pub struct HotSet {
-    /// Sorted: a lookup is a binary search. (A sorted vector rather than
-    /// a tree: the Worker links less code, and promotions come a few at a
-    /// time, merged in.)
+    /// Sorted: a lookup is a binary search, and a page of promotions
+    /// (which come in the prefixes' order) merges in without a sort.
     prefixes: Vec<String>,
     version: i64,
 }
@@ -240,7 +239,9 @@ fn prefix(s: &str, chars: usize) -> &str {
 }
 
 /// Whether the pair is offered: FNV-1a of the post's id and the term,
-/// then a finalizer, so that one pair in [`OFFER_ONE_IN`] is.
+/// then a finalizer, so that one pair in [`OFFER_ONE_IN`] is (a hash fixed
+/// by this code, not by a library's version: a post offers the same
+/// prefixes on every build).
 fn offered(post: &str, term: &str) -> bool {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in post.bytes().chain([0]).chain(term.bytes()) {

@@ -1,22 +1,23 @@
 //! The index of words in two parts, so that a word no other note holds
-//! costs one term in a large leaf and nothing more (docs/finding.md, "An
-//! index that fits the bound"):
+//! costs one term in a large leaf and nothing more (docs/finding.md, "The
+//! index, and why FTS5"):
 //!
 //! - `post_cold`: every moved post's terms, each begun with its kind's
 //!   mark, exactly; FTS5's own leaves and no prefix list. A query word
 //!   that is not hot merges its terms here: few posts hold them.
-//! - `post_words`: the hot part. Each post's kind's term and, for each of
-//!   its terms, the deepest hot prefix (`rules::hot`); FTS5's prefix lists
-//!   of one to eight characters make the shorter ones. A hot query word
-//!   reads its prefix list here, seeking to the cursor in small leaves.
+//! - `post_words`: the hot part. Each post's kind's term and every hot
+//!   prefix of its terms (`rules::hot`), each a term of its own. A hot
+//!   query word reads exactly its list here, seeking to the cursor.
 //! - `hot_prefixes`: the hot set, numbered in the order of promotion (the
 //!   number a writer's copy is at).
 //!
 //! A create's batch hands its post's tokens and candidates over with its
-//! words (`words_new`); the move of 64 posts writes both parts, promotes
-//! candidates that enough moved posts hold, and writes a promoted
-//! prefix's token for each moved post that holds it in the same insert.
-//! Each batch ends by reading the promotions its writer's copy lacks.
+//! words (`words_new`), when its writer keeps a copy of the hot set; the
+//! insert that makes 64 runs the move ([`trigger`]), which completes the
+//! waiting posts' tokens, writes both parts, promotes candidates that
+//! enough moved posts hold, and writes a promoted prefix as a term of
+//! every post that holds it in the same insert. A writer's batch ends by
+//! reading the promotions its copy lacks ([`CATCH_UP`]).
 //!
 //! Both parts hold each post under its row number reversed
 //! ([`WORDS_BASE`](crate::store::WORDS_BASE) − rowid), so that FTS5's own
@@ -26,9 +27,8 @@
 //! query"). Newest first is also the order FTS5 gathers a transaction's
 //! rows in without flushing them, so a move writes its rows so.
 //!
-//! The statements run the same on D1 and SQLite; each reads the `?64`
-//! of `words_new` ([`crate::store::PENDING_MAX`]) the way the move before
-//! them did.
+//! The statements run the same on D1 and SQLite; each writes out
+//! [`PENDING_MAX`](crate::store::PENDING_MAX) as 64 (a test checks).
 
 /// A move happens in this batch: `words_new` holds 64 posts.
 macro_rules! full {
@@ -186,10 +186,6 @@ pub const BEHIND: &str = concat!(
     full!(),
     " AND (tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64)"
 );
-
-/// The hot part's terms of the post `x0.words` holds the waiting words of
-/// (`needhave d1-words` binds it), as [`BEHIND`] finds them.
-pub const TOKENS_OF_X0: &str = hot_tokens!("x0.words");
 
 /// Every moved post's terms, marked, into the cold part, its kind's term
 /// included (`rules::words::index_text`: what `needhave d1-words` asks

@@ -1,10 +1,13 @@
-//! The index of words kept in few segments: what the writer thread does
+//! The index of words kept in few segments, both its parts (the hot
+//! `post_words`, then the cold `post_cold`): what the writer thread does
 //! when no write waits.
 //!
 //! FTS5 writes the words of each transaction as a segment of their own, and
 //! a query reads every segment: for each of its terms, a lookup in the
-//! segment's part of `post_words_idx`, a read of a leaf, and one more
-//! cursor in the merge of the segments' row numbers.
+//! segment's part of `post_words_idx` (or `post_cold_idx`), a read of a
+//! leaf, and one more cursor in the merge of the segments' row numbers. A
+//! query word that is not hot is a prefix query of the cold part, which
+//! reads a leaf in every segment even when no term matches.
 //! FTS5 merges as it writes (`automerge`: four segments of a level into
 //! one of the next), so a list written a group commit at a time keeps a
 //! dozen segments or more, and a query of a common word pays for each of
@@ -58,11 +61,19 @@ pub struct Level {
     pub segments: Vec<u64>,
 }
 
-/// The levels of `post_words`, from FTS5's structure record (row 10 of
-/// `post_words_data`); empty when the index holds no segment.
+/// The parts of the index the writer merges, in the order it merges them.
+pub const TABLES: [&str; 2] = ["post_words", "post_cold"];
+
+/// The levels of `post_words`, the hot part ([`levels_of`]).
 pub fn levels(conn: &Connection) -> rusqlite::Result<Vec<Level>> {
+    levels_of(conn, TABLES[0])
+}
+
+/// The levels of `table` (one of [`TABLES`]), from FTS5's structure record
+/// (row 10 of its `_data` table); empty when it holds no segment.
+pub fn levels_of(conn: &Connection, table: &str) -> rusqlite::Result<Vec<Level>> {
     let record: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT block FROM post_words_data WHERE id = 10")?
+        .prepare_cached(&format!("SELECT block FROM {table}_data WHERE id = 10"))?
         .query_row([], |r| r.get(0))
         .optional()?;
     Ok(record.as_deref().and_then(decode).unwrap_or_default())
@@ -143,30 +154,44 @@ fn plan(levels: &[Level]) -> Option<i64> {
 }
 
 /// Whether the index is as merged as the writer keeps it: no [`step`] has
-/// work.
+/// work, in either part.
 pub fn settled(conn: &Connection) -> rusqlite::Result<bool> {
-    Ok(plan(&levels(conn)?).is_none())
+    for table in TABLES {
+        if plan(&levels_of(conn, table)?).is_some() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
-/// One step of merging, in a transaction of its own, when the index has
-/// work for one (see the module doc). Returns whether it merged anything:
-/// when it did not, the index is as merged as it is kept, and there is no
-/// need to step again until the next write.
+/// One step of merging, in a transaction of its own, of the first part of
+/// the index that has work for one (see the module doc). Returns whether
+/// it merged anything: when it did not, the index is as merged as it is
+/// kept, and there is no need to step again until the next write.
 pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
-    let Some(sign) = plan(&levels(conn)?) else {
-        return Ok(false);
-    };
+    for table in TABLES {
+        if let Some(sign) = plan(&levels_of(conn, table)?) {
+            return merge(conn, table, sign);
+        }
+    }
+    Ok(false)
+}
+
+/// A step of `sign` (see [`plan`]) of `table`'s merge.
+fn merge(conn: &Connection, table: &str, sign: i64) -> rusqlite::Result<bool> {
     let leaf: Option<i64> = conn
-        .prepare_cached("SELECT v FROM post_words_config WHERE k = 'pgsz'")?
+        .prepare_cached(&format!("SELECT v FROM {table}_config WHERE k = 'pgsz'"))?
         .query_row([], |r| r.get(0))
         .optional()?;
     let pages = sign * step_pages(leaf.unwrap_or(crate::store::WORDS_LEAF_YOUNG));
     let synchronous: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     let before = conn.total_changes();
-    let merged = set_usermerge(conn).and_then(|()| {
-        conn.prepare_cached("INSERT INTO post_words (post_words, rank) VALUES ('merge', ?1)")
-            .and_then(|mut s| s.execute([pages]))
+    let merged = set_usermerge(conn, table).and_then(|()| {
+        conn.prepare_cached(&format!(
+            "INSERT INTO {table} ({table}, rank) VALUES ('merge', ?1)"
+        ))
+        .and_then(|mut s| s.execute([pages]))
     });
     // FTS5: a 'merge' that did no work changes fewer than two rows.
     let worked = conn.total_changes() - before >= 2;
@@ -175,17 +200,21 @@ pub fn step(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(worked)
 }
 
-/// Sets FTS5's `usermerge` to 2 in the file where it is not yet. FTS5
-/// keeps its settings in the file (`post_words_config`), so this is one
+/// Sets FTS5's `usermerge` to 2 in `table` where it is not yet. FTS5
+/// keeps its settings in the file (`{table}_config`), so this is one
 /// write in a file's life; made here rather than by a migration, a file
 /// stays one the previous release opens, which knows the setting as well.
-fn set_usermerge(conn: &Connection) -> rusqlite::Result<()> {
+fn set_usermerge(conn: &Connection, table: &str) -> rusqlite::Result<()> {
     let usermerge: Option<i64> = conn
-        .prepare_cached("SELECT v FROM post_words_config WHERE k = 'usermerge'")?
+        .prepare_cached(&format!(
+            "SELECT v FROM {table}_config WHERE k = 'usermerge'"
+        ))?
         .query_row([], |r| r.get(0))
         .optional()?;
     if usermerge != Some(2) {
-        conn.execute_batch("INSERT INTO post_words (post_words, rank) VALUES ('usermerge', 2)")?;
+        conn.execute_batch(&format!(
+            "INSERT INTO {table} ({table}, rank) VALUES ('usermerge', 2)"
+        ))?;
     }
     Ok(())
 }
@@ -229,6 +258,46 @@ mod tests {
         assert_eq!(step_pages(crate::store::WORDS_LEAF), 256);
         assert_eq!(step_pages(crate::store::WORDS_LEAF_YOUNG), 4);
         assert_eq!(step_pages(1 << 20), 1, "at least a leaf");
+    }
+
+    /// Both parts of the index are merged, the hot one first; a part that
+    /// no step touches keeps the segments its writes left.
+    #[test]
+    fn steps_merge_both_parts() {
+        let conn = Connection::open_in_memory().unwrap();
+        for table in TABLES {
+            conn.execute_batch(&format!(
+                "CREATE VIRTUAL TABLE {table} USING fts5 (words, content = '', \
+                 columnsize = 0, detail = none, tokenize = 'ascii');"
+            ))
+            .unwrap();
+            for i in 0..6 {
+                conn.execute(
+                    &format!("INSERT INTO {table} (rowid, words) VALUES (?1, 'a b c')"),
+                    [i + 1],
+                )
+                .unwrap();
+            }
+        }
+        let segments = |table| -> usize {
+            levels_of(&conn, table)
+                .unwrap()
+                .iter()
+                .map(|l| l.segments.len())
+                .sum()
+        };
+        assert_eq!((segments(TABLES[0]), segments(TABLES[1])), (6, 6));
+        assert!(!settled(&conn).unwrap());
+        assert!(step(&conn).unwrap());
+        assert!(segments(TABLES[0]) < 6, "the hot part first");
+        assert_eq!(segments(TABLES[1]), 6);
+        let mut steps = 1;
+        while step(&conn).unwrap() {
+            steps += 1;
+            assert!(steps < 100, "still merging");
+        }
+        assert!(settled(&conn).unwrap());
+        assert_eq!((segments(TABLES[0]), segments(TABLES[1])), (1, 1));
     }
 
     #[test]
