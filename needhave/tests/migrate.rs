@@ -834,6 +834,7 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
     let wrangler_json = d1_unindexed_json;
     // The query wrangler runs asks FTS5 what the native back-fill asks.
     assert!(migrate::D1_UNINDEXED.contains(needhave::rules::words::ANY_INDEXED));
+    assert!(migrate::D1_UNINDEXED.contains(needhave::rules::words::ANY_COLD));
     // The old posts, the post the Worker moved without marks, and the one
     // indexed at its insert, which has no row in the cold part (0012).
     let first = wrangler_json(&conn);
@@ -847,7 +848,7 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
     let cold: i64 = conn
         .query_row(
             "SELECT count(*) FROM post_cold WHERE post_cold MATCH ?1",
-            [needhave::rules::words::ANY_INDEXED],
+            [needhave::rules::words::ANY_COLD],
             |r| r.get(0),
         )
         .unwrap();

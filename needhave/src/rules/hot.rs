@@ -49,9 +49,9 @@ pub struct Tokens {
     pub text: String,
     pub candidates: Vec<String>,
     pub version: i64,
-    /// The kind's term and each term the hot part does not hold whole
-    /// (marked, as the cold part keeps them), when shorter than half of
-    /// all of them; `None`: all (`words::index_text`).
+    /// The kind's term and each term the hot part does not hold whole, as
+    /// the cold part keeps them (`words::marked`), when shorter than half
+    /// of all of them; `None`: all.
     pub cold: Option<String>,
 }
 
@@ -137,7 +137,7 @@ impl HotSet {
         kind_token.push_str(kind_term(kind));
         let mut hot: Vec<String> = Vec::new();
         let mut candidates = Vec::new();
-        let mut cold = kind_token.clone();
+        let mut cold = kind_term(kind).to_string();
         let mut all = cold.len();
         let mut marked = String::new();
         for term in waiting.split(' ').skip(1) {
@@ -318,7 +318,7 @@ mod tests {
         );
         assert_eq!(
             t.cold.as_deref(),
-            Some("\u{207f}\u{b7}need \u{207f}gpusxyzabcd \u{207f}xq")
+            Some("\u{b7}need \u{207f}gpusxyzabcd \u{207f}xq")
         );
     }
 

@@ -24,6 +24,10 @@ pub fn kind_term(kind: Kind) -> &'static str {
 /// this measure, and `needhave d1-words` indexes it again.
 pub const ANY_INDEXED: &str = "\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"";
 
+/// An FTS5 query that every post in the cold part of the index matches:
+/// its kind's term, which the cold part holds without a mark ([`marked`]).
+pub const ANY_COLD: &str = "\"\u{b7}need\" OR \"\u{b7}have\"";
+
 /// Whether `c` belongs to a script written without spaces between words.
 pub fn unspaced(c: char) -> bool {
     matches!(c as u32,
@@ -127,15 +131,18 @@ pub fn index_text(kind: Kind, note: &str) -> String {
     marked(kind, &waiting_text(kind, note))
 }
 
-/// A post's waiting words (`waiting_text`) with each term begun with its
-/// kind's mark.
+/// A post's waiting words (`waiting_text`) as the cold part of the index
+/// holds them: each term after the kind's begun with the kind's mark, the
+/// kind's term without one. Unmarked, it sorts before both kinds' words
+/// (`·` is U+00B7, the marks U+02B0 and U+207F) rather than after one
+/// kind's: FTS5 seeks a term through the last term that begins a leaf
+/// before it, so a word that no post of a kind holds, sorting after the
+/// kind's term, would step through that term's list, every post of the
+/// kind.
 pub fn marked(kind: Kind, waiting: &str) -> String {
-    let mark = kind_mark(kind);
     let mut spaced = String::from(" ");
-    spaced.push(mark);
-    let mut out = String::from(mark);
-    out.push_str(&waiting.replace(' ', &spaced));
-    out
+    spaced.push(kind_mark(kind));
+    waiting.replace(' ', &spaced)
 }
 
 /// What a post's words are while they wait in `words_new`: its kind's
@@ -171,7 +178,7 @@ mod tests {
     fn notes_are_indexed_as_their_key_words() {
         assert_eq!(
             index_text(Kind::Need, "Need a BIKE, bike!"),
-            "\u{207f}\u{b7}need \u{207f}need \u{207f}a \u{207f}bike"
+            "\u{b7}need \u{207f}need \u{207f}a \u{207f}bike"
         );
         assert_eq!(
             waiting_text(Kind::Need, "Need a BIKE, bike!"),

@@ -188,14 +188,13 @@ pub const BEHIND: &str = concat!(
 );
 
 /// Every moved post's terms, marked, into the cold part, its kind's term
-/// included (`rules::words::index_text`: what `needhave d1-words` asks
-/// of a post to know it is there), or what its writer said the cold part
-/// needs of them (`rules::hot::Tokens::cold`: the terms the hot part does
-/// not hold whole).
+/// first and unmarked (`rules::words::marked`; what `needhave d1-words`
+/// asks of a post to know it is there), or what its writer said the cold
+/// part needs of them (`rules::hot::Tokens::cold`: the terms the hot part
+/// does not hold whole).
 pub const COLD: &str = concat!(
-    "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, coalesce(cold, ",
-    mark!("words"),
-    " || replace(words, ' ', ' ' || ",
+    "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, coalesce(cold, \
+     replace(words, ' ', ' ' || ",
     mark!("words"),
     ")) FROM words_new WHERE ",
     full!(),

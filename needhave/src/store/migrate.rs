@@ -22,7 +22,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::rules::hot::{self, HotSet};
 use crate::rules::note_key;
-use crate::rules::words::{marked, waiting_text, ANY_INDEXED};
+use crate::rules::words::{marked, waiting_text, ANY_COLD};
 use crate::rules::Kind;
 
 /// The schema version this build writes: the number of files in
@@ -319,7 +319,7 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
                 "INSERT INTO {table} (rowid, words) SELECT 268435456 - rowid, CAST(X'{text}' AS TEXT) \
                  FROM posts WHERE id = '{id}' AND rowid NOT IN (SELECT post FROM words_new) \
                  AND NOT EXISTS (SELECT 1 FROM post_cold \
-                 WHERE post_cold MATCH '{ANY_INDEXED}' AND post_cold.rowid = 268435456 - posts.rowid);\n"
+                 WHERE post_cold MATCH '{ANY_COLD}' AND post_cold.rowid = 268435456 - posts.rowid);\n"
             ));
         }
     }
@@ -336,7 +336,7 @@ pub const D1_UNINDEXED: &str = "SELECT rowid AS n, p FROM hot_prefixes ORDER BY 
      WHERE rowid NOT IN (SELECT post FROM words_new) AND (268435456 - rowid NOT IN \
      (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"') \
      OR 268435456 - rowid NOT IN \
-     (SELECT rowid FROM post_cold WHERE post_cold MATCH '\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"')) \
+     (SELECT rowid FROM post_cold WHERE post_cold MATCH '\"\u{b7}need\" OR \"\u{b7}have\"')) \
      ORDER BY rowid DESC";
 
 /// The rows of wrangler's `--json` output: one result object per statement,
