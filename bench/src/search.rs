@@ -485,7 +485,7 @@ pub async fn run(
     println!();
     for (n, (words, kind)) in sizes {
         println!(
-            "index bytes per post at {n} posts, as written: {words:.0} (post_words) + {kind:.0} (posts_kind)"
+            "index bytes per post at {n} posts, as written: {words:.0} (the index of words: both parts, the hot set, words_new) + {kind:.0} (posts_kind)"
         );
     }
     let creates_n = 2000;
