@@ -150,6 +150,22 @@ if (created.status !== 201) throw new Error(`create: status ${created.status}: $
 console.log(
   `\ncreate (POST /posts, no move): D1 rows read ${created.line.rows_read}, rows written ${created.line.rows_written}`,
 );
+// Then creates until one moves the waiting words into the index (its rows
+// written jump): what that create costs D1, each from its own address.
+for (let i = 0; i < 64; i++) {
+  const r = await call(
+    "/posts",
+    { "content-type": "application/json", "cf-connecting-ip": `10.77.${i >> 8}.${i & 255}` },
+    { method: "POST", body: JSON.stringify({ kind: i % 2 ? "have" : "need", note: `${note} mover ${i} gpu tonight` }) },
+  );
+  if (r.status !== 201) throw new Error(`create ${i}: status ${r.status}: ${r.body.slice(0, 200)}`);
+  if (r.line.rows_written > 100) {
+    console.log(
+      `create that moves (POST /posts, ${i + 2} creates after the seed): D1 rows read ${r.line.rows_read}, rows written ${r.line.rows_written}`,
+    );
+    break;
+  }
+}
 if (flag === "--check" && failed) {
   console.error(`d1-rows-read: ${failed}`);
   process.exit(1);

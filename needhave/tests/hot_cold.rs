@@ -262,7 +262,10 @@ fn the_move_finds_the_tokens_a_writer_would() {
         let mut got: Vec<&str> = tokens.split(' ').collect();
         let want_text = hot.tokens(kind(i), "any", &words).text;
         let mut want: Vec<&str> = want_text.split(' ').collect();
+        // The move writes a prefix two terms share once for each (FTS5
+        // holds a term once a post); the copy writes it once.
         got.sort_unstable();
+        got.dedup();
         want.sort_unstable();
         assert_eq!(got, want, "{words}");
     }

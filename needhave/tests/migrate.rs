@@ -1036,8 +1036,11 @@ fn the_move_into_the_index_waits_for_pending_max() {
     for sql in [BEHIND, COLD, PROMOTE, HOT] {
         assert_eq!(sql.matches(&threshold).count(), 1, "{sql}");
     }
-    let shared = format!(") >= {}", needhave::rules::hot::PROMOTED_AT);
-    assert!(PROMOTE.ends_with(&shared), "{PROMOTE}");
+    let at = needhave::rules::hot::PROMOTED_AT;
+    assert!(
+        PROMOTE.ends_with(&format!("LIMIT {at})) >= {at}")),
+        "{PROMOTE}"
+    );
 }
 
 /// Posts of the release before the index's two parts, enough that some

@@ -116,7 +116,9 @@ macro_rules! depth {
 
 /// Each marked term of `$words` (a post's waiting words,
 /// `rules::words::waiting_text`) with the greatest hot prefix not after
-/// it (one seek).
+/// it (one seek). Its `LIMIT` keeps SQLite from flattening it into the
+/// query that reads it, which would seek again at each of the many
+/// mentions of `s` in [`depth!`].
 macro_rules! deepest {
     ($words:literal) => {
         concat!(
@@ -125,15 +127,44 @@ macro_rules! deepest {
             mark!($words),
             " || j.value AS v FROM json_each('[\"' || replace(",
             rest!($words),
-            ", ' ', '\",\"') || '\"]') j WHERE j.value <> '') w) x"
+            ", ' ', '\",\"') || '\"]') j WHERE j.value <> '') w LIMIT -1) x"
+        )
+    };
+}
+
+/// Each marked term `v` of `$words` with `d`, the characters of its
+/// deepest hot prefix ([`depth!`] once a term).
+macro_rules! depths {
+    ($words:literal) => {
+        concat!(
+            "(SELECT x.v AS v, ",
+            depth!("x.s", "x.v"),
+            " AS d FROM ",
+            deepest!($words),
+            " LIMIT -1) y"
+        )
+    };
+}
+
+/// ` ` and the first `$n` characters of `y.v` when its deepest hot prefix
+/// is that long or longer.
+macro_rules! token {
+    ($n:literal) => {
+        concat!(
+            "CASE WHEN y.d >= ",
+            $n,
+            " THEN ' ' || substr(y.v, 1, ",
+            $n,
+            ") ELSE '' END"
         )
     };
 }
 
 /// The hot part's terms of a post whose waiting words are `$words`, as
 /// `rules::hot::HotSet::tokens` writes them from a current copy: its
-/// kind's term and every hot prefix of its terms, each once, found with
-/// one seek a term.
+/// kind's term and every hot prefix of its terms, found with one seek a
+/// term (a prefix that two terms share is written twice: FTS5 holds a
+/// term once a post).
 macro_rules! hot_tokens {
     ($words:literal) => {
         concat!(
@@ -142,12 +173,25 @@ macro_rules! hot_tokens {
             $words,
             ", 1, instr(",
             $words,
-            " || ' ', ' ') - 1) || coalesce((SELECT group_concat(' ' || t, '') \
-             FROM (SELECT DISTINCT substr(x.v, 1, k.value) AS t FROM ",
-            deepest!($words),
-            ", json_each('[2,3,4,5,6,7,8,9]') k WHERE k.value <= ",
-            depth!("x.s", "x.v"),
-            ")), '')"
+            " || ' ', ' ') - 1) || coalesce((SELECT group_concat(",
+            token!("2"),
+            " || ",
+            token!("3"),
+            " || ",
+            token!("4"),
+            " || ",
+            token!("5"),
+            " || ",
+            token!("6"),
+            " || ",
+            token!("7"),
+            " || ",
+            token!("8"),
+            " || ",
+            token!("9"),
+            ", '') FROM ",
+            depths!($words),
+            "), '')"
         )
     };
 }
@@ -174,13 +218,9 @@ pub const NEAR: &str = concat!(
 pub const BEHIND: &str = concat!(
     "UPDATE words_new SET tokens = ",
     hot_tokens!("words_new.words"),
-    ", candidates = (SELECT json_group_array(c) FROM (SELECT substr(x.v, 1, max(",
-    depth!("x.s", "x.v"),
-    ", 1) + 1) AS c, length(x.v) AS n, ",
-    depth!("x.s", "x.v"),
-    " AS d FROM ",
-    deepest!("words_new.words"),
-    ") WHERE max(d, 1) + 1 <= min(n, 9) AND abs(random()) % 16 = 0), \
+    ", candidates = (SELECT json_group_array(substr(y.v, 1, max(y.d, 1) + 1)) FROM ",
+    depths!("words_new.words"),
+    " WHERE max(y.d, 1) + 1 <= min(length(y.v), 9) AND abs(random()) % 16 = 0), \
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      WHERE ",
     full!(),
@@ -203,8 +243,8 @@ pub const COLD: &str = concat!(
 
 /// The candidates to promote: at most 64 a move, not hot, whose parent is
 /// (the set stays closed whatever a writer offers), that at least 8 moved
-/// posts hold (a prefix query of the cold part: a prefix that is not hot
-/// has a short list there).
+/// posts hold (a prefix query of the cold part, counted to 8 at most: a
+/// prefix offered late can have a long list there).
 pub const PROMOTE: &str = concat!(
     "INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM \
      (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j WHERE ",
@@ -213,7 +253,8 @@ pub const PROMOTE: &str = concat!(
      AND NOT EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = j.value) \
      AND (length(j.value) = 2 OR EXISTS (SELECT 1 FROM hot_prefixes h \
        WHERE h.p = substr(j.value, 1, length(j.value) - 1))) LIMIT 64) c \
-     WHERE (SELECT count(*) FROM post_cold WHERE post_cold MATCH '\"' || c.p || '\"*') >= 8"
+     WHERE (SELECT count(*) FROM (SELECT 1 FROM post_cold \
+     WHERE post_cold MATCH '\"' || c.p || '\"*' LIMIT 8)) >= 8"
 );
 
 /// The moved posts' tokens into the hot part, and each promoted prefix as
