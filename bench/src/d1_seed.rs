@@ -20,7 +20,7 @@
 use std::fmt::Write as _;
 
 use needhave::rules::hot::{self, HotSet};
-use needhave::rules::words::{marked, waiting_text};
+use needhave::rules::words::waiting_text;
 use needhave::secrets::sha256_hex;
 use needhave::store::{PENDING_MAX, WORDS_BASE, WORDS_GROWN, WORDS_LEAF};
 
@@ -49,10 +49,8 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
         || moved.iter().map(|(k, w)| (*k, w.as_str())),
         hot::PROMOTED_AT,
     );
-    let mut numbered: Vec<(i64, String)> = (1..).zip(promoted.iter().cloned()).collect();
-    numbered.sort_unstable_by(|a, b| a.1.cmp(&b.1));
     let mut copy = HotSet::new();
-    copy.extend(numbered);
+    copy.extend_unsorted((1..).zip(promoted.iter().cloned()).collect());
     let mut prefixes = String::new();
     for chunk in promoted.chunks(ROWS as usize) {
         let values: Vec<String> = chunk.iter().map(|p| format!("({})", quoted(p))).collect();
@@ -91,10 +89,9 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                 );
                 if rowid <= mark {
                     let (_, waiting_words) = &moved[i as usize];
-                    let tokens = copy.tokens(kind, &format!("{i:032x}"), waiting_words);
-                    let terms = tokens.cold.unwrap_or_else(|| marked(kind, waiting_words));
+                    let (hot, terms) = copy.parts(kind, &format!("{i:032x}"), waiting_words);
                     let reversed = WORDS_BASE - rowid as i64;
-                    words.push(format!("\n({reversed},{})", quoted(&tokens.text)));
+                    words.push(format!("\n({reversed},{})", quoted(&hot)));
                     cold.push(format!("\n({reversed},{})", quoted(&terms)));
                 } else {
                     let waiting_words = quoted(&waiting_text(kind, &text));

@@ -60,10 +60,13 @@ impl Words {
         out
     }
 
-    /// The FTS5 query of these words, each required: a spaced piece as a
-    /// prefix (`"ⁿbike"*`), an unspaced run as each of its pairs (a single
-    /// character as a prefix of the pairs it starts), each begun with the
-    /// kind's mark as the index holds it (`rules::words::index_text`).
+    /// The FTS5 query of these words over a post's whole marked words (the
+    /// cold part's text, `rules::words::index_text`), each required: a
+    /// spaced piece as a prefix (`"ⁿbike"*`), an unspaced run as each of
+    /// its pairs (a single character as a prefix of the pairs it starts),
+    /// each begun with the kind's mark. The list asks its index through
+    /// `handlers::posts::WORDS_SQL`; this is what the needles are tested
+    /// against, and what the bench asks a file of version 6.
     /// With a kind, that kind's terms; without, either kind's, all of one
     /// (`(... AND ...) OR (... AND ...)`: a post's terms all carry its
     /// kind). `None` when there is nothing to match.
@@ -98,23 +101,12 @@ impl Words {
     /// The terms as a JSON array of what a post's words, spaces around them
     /// (`' ' || words || ' '`, the text `rules::words::waiting_text` makes),
     /// must each contain to match as FTS5 matches
-    /// [`expression`](Self::expression): `" bike"` for a prefix (a term
-    /// that begins with it), `" ·need "` for a whole term. For the few
-    /// posts newer than the index, which a search reads beside it
-    /// (`handlers::posts::WORDS_SQL`). Terms hold only letters and digits:
-    /// nothing to escape.
+    /// [`expression`](Self::expression) on those words: `" bike"` for a
+    /// prefix (a term that begins with it), `" ·need "` for a whole term.
+    /// For the few posts newer than the index, which a search reads beside
+    /// it (`handlers::posts::WORDS_SQL`).
     pub fn needles(&self, kind: Option<Kind>) -> String {
-        let mut out = String::from("[");
-        self.each_term(kind, |term, prefix| {
-            if out.len() > 1 {
-                out.push(',');
-            }
-            out.push_str("\" ");
-            out.push_str(term);
-            out.push_str(if prefix { "\"" } else { " \"" });
-        });
-        out.push(']');
-        out
+        self.json_array(kind, |prefix| (" ", if prefix { "" } else { " " }))
     }
 
     /// The terms as a JSON array, without marks, for the hot and cold
@@ -122,13 +114,27 @@ impl Words {
     /// as a prefix: a pair of unspaced characters begins no term but
     /// itself, since the index holds such runs as their pairs.
     pub fn terms(&self) -> String {
+        self.json_array(None, |_| ("", ""))
+    }
+
+    /// The terms ([`each_term`](Self::each_term)) as a JSON array of
+    /// strings, each between what `around` gives for it (from whether it is
+    /// a prefix). Terms hold only letters and digits: nothing to escape.
+    fn json_array(
+        &self,
+        kind: Option<Kind>,
+        around: fn(bool) -> (&'static str, &'static str),
+    ) -> String {
         let mut out = String::from("[");
-        self.each_term(None, |term, _| {
+        self.each_term(kind, |term, prefix| {
             if out.len() > 1 {
                 out.push(',');
             }
+            let (before, after) = around(prefix);
             out.push('"');
+            out.push_str(before);
             out.push_str(term);
+            out.push_str(after);
             out.push('"');
         });
         out.push(']');

@@ -526,6 +526,24 @@ mod tests {
     use crate::store::index_words;
     use crate::store::Value;
 
+    /// The marks a page binds are the kinds' own (`rules::words::kind_mark`),
+    /// written out so that the Worker formats nothing.
+    #[test]
+    fn the_marks_bound_are_the_kinds_marks() {
+        use crate::rules::words::kind_mark;
+        for kind in [Kind::Need, Kind::Have] {
+            assert_eq!(marks(Some(kind)), format!("[\"{}\"]", kind_mark(kind)));
+        }
+        assert_eq!(
+            marks(None),
+            format!(
+                "[\"{}\",\"{}\"]",
+                kind_mark(Kind::Need),
+                kind_mark(Kind::Have)
+            )
+        );
+    }
+
     /// A page whose kinds take different parts of the index (the word is
     /// hot for needs, which many posts hold, and not for haves, which a few
     /// do, between them) comes newest first, every match once.

@@ -11,7 +11,7 @@
 //! exact term in the cold index: what keeps a post of such words within
 //! the disk bound (docs/finding.md, "An index that fits the bound").
 
-use super::words::{kind_mark, kind_term};
+use super::words::{kind_mark, kind_term, marked};
 use super::Kind;
 
 /// The characters of the longest hot prefix: the mark and eight. A query
@@ -106,6 +106,13 @@ impl HotSet {
         self.prefixes = merged;
     }
 
+    /// [`extend`](Self::extend) with promotions in any order (a whole set
+    /// read back, or one an upgrade counted and numbered): sorted first.
+    pub fn extend_unsorted(&mut self, mut rows: Vec<(i64, String)>) {
+        rows.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+        self.extend(rows);
+    }
+
     fn contains(&self, prefix: &str) -> bool {
         self.prefixes
             .binary_search_by(|p| p.as_str().cmp(prefix))
@@ -175,6 +182,16 @@ impl HotSet {
             version: self.version,
             cold: (cold.len() * 2 < all).then_some(cold),
         }
+    }
+
+    /// What the two parts of the index hold for a post of `kind` whose
+    /// words wait as `waiting`: its hot part's terms, and its cold part's
+    /// (`words::marked` when the hot part leaves it most of them), as a
+    /// writer with this copy hands them to the move.
+    pub fn parts(&self, kind: Kind, post: &str, waiting: &str) -> (String, String) {
+        let tokens = self.tokens(kind, post, waiting);
+        let cold = tokens.cold.unwrap_or_else(|| marked(kind, waiting));
+        (tokens.text, cold)
     }
 }
 

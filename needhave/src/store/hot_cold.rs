@@ -27,15 +27,9 @@
 //! query"). Newest first is also the order FTS5 gathers a transaction's
 //! rows in without flushing them, so a move writes its rows so.
 //!
-//! The statements run the same on D1 and SQLite; each writes out
-//! [`PENDING_MAX`](crate::store::PENDING_MAX) as 64 (a test checks).
-
-/// A move happens in this batch: `words_new` holds 64 posts.
-macro_rules! full {
-    () => {
-        "(SELECT count(*) FROM words_new) >= 64"
-    };
-}
+//! The statements run the same on D1 and SQLite, inside the trigger only:
+//! its `WHEN` is the one place that writes out
+//! [`PENDING_MAX`](crate::store::PENDING_MAX), as 64 (a test checks).
 
 /// The mark of a `words_new` row's kind, from its kind's term.
 macro_rules! mark {
@@ -206,9 +200,8 @@ pub const NEAR: &str = concat!(
     mark!("words"),
     " || replace(words, ' ', ' ' || ",
     mark!("words"),
-    "), ' ' || h.p) > 0), ''), version = (SELECT max(rowid) FROM hot_prefixes) WHERE ",
-    full!(),
-    " AND tokens IS NOT NULL AND version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
+    "), ' ' || h.p) > 0), ''), version = (SELECT max(rowid) FROM hot_prefixes) \
+     WHERE tokens IS NOT NULL AND version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      AND version >= (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64"
 );
 
@@ -222,9 +215,7 @@ pub const BEHIND: &str = concat!(
     depths!("words_new.words"),
     " WHERE max(y.d, 1) + 1 <= min(length(y.v), 9) AND abs(random()) % 16 = 0), \
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
-     WHERE ",
-    full!(),
-    " AND (tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64)"
+     WHERE tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64"
 );
 
 /// Every moved post's terms, marked, into the cold part, its kind's term
@@ -236,38 +227,30 @@ pub const COLD: &str = concat!(
     "INSERT INTO post_cold (rowid, words) SELECT 268435456 - post, coalesce(cold, \
      replace(words, ' ', ' ' || ",
     mark!("words"),
-    ")) FROM words_new WHERE ",
-    full!(),
-    " ORDER BY post DESC"
+    ")) FROM words_new ORDER BY post DESC"
 );
 
 /// The candidates to promote: at most 64 a move, not hot, whose parent is
 /// (the set stays closed whatever a writer offers), that at least 8 moved
 /// posts hold (a prefix query of the cold part, counted to 8 at most: a
 /// prefix offered late can have a long list there).
-pub const PROMOTE: &str = concat!(
-    "INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM \
-     (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j WHERE ",
-    full!(),
-    " AND length(j.value) BETWEEN 2 AND 9 \
+pub const PROMOTE: &str = "INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM \
+     (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j \
+     WHERE length(j.value) BETWEEN 2 AND 9 \
      AND NOT EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = j.value) \
      AND (length(j.value) = 2 OR EXISTS (SELECT 1 FROM hot_prefixes h \
        WHERE h.p = substr(j.value, 1, length(j.value) - 1))) LIMIT 64) c \
      WHERE (SELECT count(*) FROM (SELECT 1 FROM post_cold \
-     WHERE post_cold MATCH '\"' || c.p || '\"*' LIMIT 8)) >= 8"
-);
+     WHERE post_cold MATCH '\"' || c.p || '\"*' LIMIT 8)) >= 8";
 
 /// The moved posts' tokens into the hot part, and each promoted prefix as
 /// a term of every post that holds it (the cold part has its terms: none
 /// of them was hot to its end): one insert, in rising row numbers, so
 /// FTS5 writes it as one segment.
-pub const HOT: &str = concat!(
-    "INSERT INTO post_words (rowid, words) SELECT r, group_concat(t, ' ') FROM (\
-     SELECT 268435456 - post AS r, tokens AS t FROM words_new WHERE ",
-    full!(),
-    " UNION ALL SELECT c.rowid, fresh.p FROM hot_fresh fresh, post_cold c \
-     WHERE c.post_cold MATCH ('\"' || fresh.p || '\"*')) GROUP BY r ORDER BY r"
-);
+pub const HOT: &str = "INSERT INTO post_words (rowid, words) SELECT r, group_concat(t, ' ') FROM (\
+     SELECT 268435456 - post AS r, tokens AS t FROM words_new \
+     UNION ALL SELECT c.rowid, fresh.p FROM hot_fresh fresh, post_cold c \
+     WHERE c.post_cold MATCH ('\"' || fresh.p || '\"*')) GROUP BY r ORDER BY r";
 
 /// The promotions, numbered.
 pub const PROMOTED: &str = "INSERT INTO hot_prefixes (p) SELECT p FROM hot_fresh ORDER BY p";
@@ -281,7 +264,7 @@ pub const CATCH_UP: &str = "SELECT n, p FROM (SELECT rowid AS n, p FROM hot_pref
      WHERE rowid > ?1 ORDER BY rowid LIMIT 1000) ORDER BY p";
 
 /// Empties `words_new` after a move (the last statement of it).
-pub const CLEAR_WORDS: &str = "DELETE FROM words_new WHERE (SELECT count(*) FROM words_new) >= 64";
+pub const CLEAR_WORDS: &str = "DELETE FROM words_new";
 
 /// The statements of a move, in order, after the post's own words are in
 /// `words_new`, the last emptying it.

@@ -22,7 +22,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::rules::hot::{self, HotSet};
 use crate::rules::note_key;
-use crate::rules::words::{marked, waiting_text, ANY_COLD};
+use crate::rules::words::{waiting_text, ANY_COLD};
 use crate::rules::Kind;
 
 /// The schema version this build writes: the number of files in
@@ -192,12 +192,12 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
 
 /// Indexes the words of every post not waiting in `words_new` (all of
 /// them: the upgrade makes the index anew; a seed of posts written
-/// directly), in both parts, as the move writes them: the hot set is counted first ([`hot::counted`], each
-/// prefix that [`hot::PROMOTED_AT`] posts share), then each post gets the
-/// tokens a writer with that copy gives it, under its row number reversed,
-/// newest first (the reversed numbers then ascend, and FTS5 gathers the
-/// rows of a transaction into one segment only while they do). Returns
-/// how many.
+/// directly), in both parts, as the move writes them: the hot set is
+/// counted first ([`hot::counted`], each prefix that [`hot::PROMOTED_AT`]
+/// posts share), then each post gets what a writer with that copy gives
+/// it ([`HotSet::parts`]), under its row number reversed, newest first
+/// (the reversed numbers then ascend, and FTS5 gathers the rows of a
+/// transaction into one segment only while they do). Returns how many.
 pub fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
     let posts: Vec<(i64, String, Kind, String)> = conn
         .prepare(
@@ -234,17 +234,15 @@ pub fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
         add.execute([&p])?;
         numbered.push((conn.last_insert_rowid(), p));
     }
-    numbered.sort_unstable_by(|a, b| a.1.cmp(&b.1));
     let mut copy = HotSet::new();
-    copy.extend(numbered);
+    copy.extend_unsorted(numbered);
     let mut hot_part =
         conn.prepare("INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)")?;
     let mut cold_part =
         conn.prepare("INSERT INTO post_cold (rowid, words) VALUES (268435456 - ?1, ?2)")?;
     for (rowid, id, kind, words) in &posts {
-        let tokens = copy.tokens(*kind, id, words);
-        hot_part.execute(params![rowid, tokens.text])?;
-        let cold = tokens.cold.unwrap_or_else(|| marked(*kind, words));
+        let (hot, cold) = copy.parts(*kind, id, words);
+        hot_part.execute(params![rowid, hot])?;
         cold_part.execute(params![rowid, cold])?;
     }
     conn.execute("DELETE FROM words_filling", [])?;
@@ -283,9 +281,8 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
         posts.push((id, kind, words));
     }
     let mut copy = HotSet::new();
-    known.sort_unstable_by(|a, b| a.1.cmp(&b.1));
     let next = known.iter().map(|(n, _)| *n).max().unwrap_or(0);
-    copy.extend(known);
+    copy.extend_unsorted(known);
     if copy.version() != next {
         return Err("the hot set read is not every promotion up to its newest".into());
     }
@@ -304,16 +301,13 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
         }
     }
     // The copy as it is once those are in: numbered after the newest read.
-    let mut page: Vec<(i64, String)> = (next + 1..).zip(added).collect();
-    page.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-    copy.extend(page);
+    copy.extend_unsorted((next + 1..).zip(added).collect());
     for (id, kind, words) in &posts {
-        let tokens = copy.tokens(*kind, id, words);
-        let cold = tokens.cold.unwrap_or_else(|| marked(*kind, words));
+        let (hot, cold) = copy.parts(*kind, id, words);
         // Both guarded by the cold part, the hot part's first: a post that
         // a Worker of an earlier release moved into the hot part alone gets
         // its terms in both (a term written twice for a post is one).
-        for (table, text) in [("post_words", &tokens.text), ("post_cold", &cold)] {
+        for (table, text) in [("post_words", &hot), ("post_cold", &cold)] {
             let text = hex::encode(text.as_bytes());
             sql.push_str(&format!(
                 "INSERT INTO {table} (rowid, words) SELECT 268435456 - rowid, CAST(X'{text}' AS TEXT) \

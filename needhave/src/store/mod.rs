@@ -92,9 +92,9 @@ pub fn prepare(sql: &'static str) -> Statement {
 /// How many posts' words wait in `words_new` before a create moves them
 /// into the index of words: the rows a search reads beside the index
 /// (fewer than this), against the segments FTS5 writes (one a move).
-/// Written out in the move's statements ([`hot_cold::MOVE`]) and
-/// [`CLEAR_WORDS`], which are `&'static str`s; a test checks them against
-/// it.
+/// Written out in the `WHEN` of the move's trigger
+/// ([`hot_cold::trigger`]), SQL having no constants; a test checks it
+/// against this.
 pub const PENDING_MAX: i64 = 64;
 
 /// The statements that end a create's batch, after its insert (one
@@ -107,8 +107,6 @@ pub const PENDING_MAX: i64 = 64;
 pub const NEW_WORDS: &str =
     "INSERT INTO words_new (post, words, tokens, candidates, version, cold) \
      SELECT rowid, ?2, ?3, ?4, ?5, ?6 FROM posts WHERE id = ?1";
-
-pub use hot_cold::CLEAR_WORDS;
 
 /// Once the list holds [`WORDS_GROWN`] posts, its index writes leaves of
 /// [`WORDS_LEAF`] bytes: set by the create of that post (its words are the
@@ -128,49 +126,25 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 /// takes ([`HotSet::extend`]), when there is a copy.
 #[inline(always)]
 pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
-    let (text, candidates, version, cold) = match tokens {
-        Some(t) => (
-            Value::Text(t.text),
-            Value::Text(candidates_json(&t.candidates)),
-            Value::Int(t.version),
-            t.cold.map_or(Value::Null, Value::Text),
-        ),
-        None => (Value::Null, Value::Null, Value::Null, Value::Null),
+    let new = prepare(NEW_WORDS).bind(id).bind(words);
+    let Some(t) = tokens else {
+        return vec![
+            new.bind(Value::Null)
+                .bind(Value::Null)
+                .bind(Value::Null)
+                .bind(Value::Null),
+            prepare(SMALL_LEAVES),
+        ];
     };
-    let since = match &version {
-        Value::Int(v) => Some(*v),
-        _ => None,
-    };
-    let mut out = vec![
-        prepare(NEW_WORDS)
-            .bind(id)
-            .bind(words)
-            .bind(text)
+    let candidates = serde_json::to_string(&t.candidates).unwrap_or_default();
+    vec![
+        new.bind(t.text)
             .bind(candidates)
-            .bind(version)
-            .bind(cold),
+            .bind(t.version)
+            .bind(t.cold.map_or(Value::Null, Value::Text)),
         prepare(SMALL_LEAVES),
-    ];
-    if let Some(since) = since {
-        out.push(prepare(hot_cold::CATCH_UP).bind(since));
-    }
-    out
-}
-
-/// Candidates as a JSON array: prefixes hold only letters, digits and a
-/// mark, nothing to escape.
-fn candidates_json(candidates: &[String]) -> String {
-    let mut out = String::from("[");
-    for (i, c) in candidates.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('"');
-        out.push_str(c);
-        out.push('"');
-    }
-    out.push(']');
-    out
+        prepare(hot_cold::CATCH_UP).bind(t.version),
+    ]
 }
 
 /// What a post's row number is taken from to make its row number in the
