@@ -77,7 +77,7 @@ impl Words {
         let of_kind = |k: Kind| {
             let mark = kind_mark(k);
             let mut out = String::new();
-            self.each_term(None, |term, prefix| {
+            self.each_term(None, |term, prefix, _| {
                 if !out.is_empty() {
                     out.push_str(" AND ");
                 }
@@ -101,12 +101,20 @@ impl Words {
     /// The terms as a JSON array of what a post's words, spaces around them
     /// (`' ' || words || ' '`, the text `rules::words::waiting_text` makes),
     /// must each contain to match as FTS5 matches
-    /// [`expression`](Self::expression) on those words: `" bike"` for a
+    /// [`expression`](Self::expression) on its terms: `" bike"` for a
     /// prefix (a term that begins with it), `" ·need "` for a whole term.
-    /// For the few posts newer than the index, which a search reads beside
-    /// it (`handlers::posts::WORDS_SQL`).
+    /// A pair of unspaced characters is anywhere (`"自行"`): a run waits
+    /// whole, and two such characters side by side are of one run. A single
+    /// one (`"车"`, the one needle of one character) begins a pair when
+    /// another follows it, or is a run of its own, which the statement
+    /// tests by pattern. For the few posts newer than the index, which a
+    /// search reads beside it (`handlers::posts::WORDS_SQL`).
     pub fn needles(&self, kind: Option<Kind>) -> String {
-        self.json_array(kind, |prefix| (" ", if prefix { "" } else { " " }))
+        self.json_array(kind, |prefix, unspaced| match (unspaced, prefix) {
+            (true, _) => ("", ""),
+            (false, true) => (" ", ""),
+            (false, false) => (" ", " "),
+        })
     }
 
     /// The terms as a JSON array, without marks, for the hot and cold
@@ -114,23 +122,24 @@ impl Words {
     /// as a prefix: a pair of unspaced characters begins no term but
     /// itself, since the index holds such runs as their pairs.
     pub fn terms(&self) -> String {
-        self.json_array(None, |_| ("", ""))
+        self.json_array(None, |_, _| ("", ""))
     }
 
     /// The terms ([`each_term`](Self::each_term)) as a JSON array of
-    /// strings, each between what `around` gives for it (from whether it is
-    /// a prefix). Terms hold only letters and digits: nothing to escape.
+    /// strings, each between what `around` gives for it (from whether it
+    /// is a prefix, and whether it is of unspaced characters). Terms hold
+    /// only letters and digits: nothing to escape.
     fn json_array(
         &self,
         kind: Option<Kind>,
-        around: fn(bool) -> (&'static str, &'static str),
+        around: fn(bool, bool) -> (&'static str, &'static str),
     ) -> String {
         let mut out = String::from("[");
-        self.each_term(kind, |term, prefix| {
+        self.each_term(kind, |term, prefix, unspaced| {
             if out.len() > 1 {
                 out.push(',');
             }
-            let (before, after) = around(prefix);
+            let (before, after) = around(prefix, unspaced);
             out.push('"');
             out.push_str(before);
             out.push_str(term);
@@ -141,20 +150,21 @@ impl Words {
         out
     }
 
-    /// Calls `f` with each term of the query and whether it is a prefix.
-    fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool)) {
+    /// Calls `f` with each term of the query, whether it is a prefix,
+    /// and whether it is of unspaced characters (a pair, or one alone).
+    fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool, bool)) {
         if let Some(k) = kind {
-            f(kind_term(k), false);
+            f(kind_term(k), false, false);
         }
         for word in &self.0 {
             for p in pieces(word) {
                 match p {
-                    Piece::Spaced(s) => f(s, true),
+                    Piece::Spaced(s) => f(s, true, false),
                     Piece::Unspaced(run) => {
                         let pairs = bigrams(run);
                         let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
                         for pair in pairs {
-                            f(pair, single);
+                            f(pair, single, true);
                         }
                     }
                 }
@@ -254,7 +264,7 @@ mod tests {
     use super::*;
 
     /// The few posts newer than the index are matched by their needles
-    /// (`instr`, as `WORDS_SQL` does), the others by FTS5 on the
+    /// (as `WORDS_SQL` matches them), the others by FTS5 on the
     /// expression: the two must agree on every note and query, kinds
     /// included.
     #[test]
@@ -331,12 +341,18 @@ mod tests {
                 let by_needles: Vec<i64> = conn
                     .prepare(
                         "SELECT w.key + 1 FROM json_each(?1) AS w WHERE NOT EXISTS \
-                         (SELECT 1 FROM json_each(?2) WHERE coalesce(instr(' ' || w.value || ' ', value), 0) = 0) \
+                         (SELECT 1 FROM json_each(?2) WHERE NOT CASE WHEN length(value) = 1 \
+                         THEN ' ' || w.value || ' ' GLOB '*' || value || '[^ ]*' \
+                         OR instr(' ' || w.value || ' ', ' ' || value || ' ') \
+                         ELSE instr(' ' || w.value || ' ', value) END) \
                          ORDER BY w.key",
                     )
                     .unwrap()
                     .query_map(
-                        [serde_json::to_string(&indexed).unwrap(), words.needles(kind)],
+                        [
+                            serde_json::to_string(&indexed).unwrap(),
+                            words.needles(kind),
+                        ],
                         |r| r.get(0),
                     )
                     .unwrap()
@@ -433,8 +449,9 @@ mod tests {
             Words::parse("Bike 自行车")
                 .unwrap()
                 .needles(Some(Kind::Have)),
-            "[\" \u{b7}have \",\" bike\",\" 自行 \",\" 行车 \"]"
+            "[\" \u{b7}have \",\" bike\",\"自行\",\"行车\"]"
         );
+        assert_eq!(Words::parse("车").unwrap().needles(None), "[\"车\"]");
         assert!(Words::parse(&"a ".repeat(8)).is_some());
         assert!(Words::parse(&"a ".repeat(9)).is_none());
         assert!(Words::parse(&"x".repeat(100)).is_some());

@@ -3,7 +3,7 @@
 //! page `GET /posts?q=` reads (`handlers::posts::WORDS_SQL`), for writers
 //! whose copies of the hot set are current, behind, or missing.
 use needhave::rules::hot::HotSet;
-use needhave::rules::words::waiting_text;
+use needhave::rules::words::{terms as terms_of, waiting_text};
 use needhave::rules::Kind;
 use needhave::store::hot_cold::*;
 use rusqlite::{params, Connection};
@@ -74,9 +74,8 @@ fn page(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: i64) -> Vec<i6
         [k] => Some(*k),
         _ => None,
     };
-    let needles = needhave::search::Words::parse(&terms.join(" "))
-        .unwrap()
-        .needles(kind);
+    let words = needhave::search::Words::parse(&terms.join(" ")).unwrap();
+    let needles = words.needles(kind);
     let mut s = conn.prepare(needhave::handlers::posts::WORDS_SQL).unwrap();
     let rows: Vec<i64> = s
         .query_map(
@@ -87,7 +86,7 @@ fn page(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: i64) -> Vec<i6
                 1i64 << 53,
                 serde_json::to_string(&marks).unwrap(),
                 needles,
-                serde_json::to_string(terms).unwrap(),
+                words.terms(),
             ],
             |r| r.get::<_, Option<i64>>(1),
         )
@@ -98,9 +97,16 @@ fn page(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: i64) -> Vec<i6
     rows
 }
 
-/// The posts a page must hold: every post of those kinds whose words
-/// hold a word beginning with each term, newest first.
+/// The posts a page must hold: every post of those kinds whose terms
+/// (its runs as pairs) hold one beginning with each of the query's,
+/// newest first.
 fn expected(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: usize) -> Vec<i64> {
+    let asked: Vec<String> = serde_json::from_str(
+        &needhave::search::Words::parse(&terms.join(" "))
+            .unwrap()
+            .terms(),
+    )
+    .unwrap();
     let mut s = conn
         .prepare("SELECT rowid, kind, note FROM posts ORDER BY rowid DESC")
         .unwrap();
@@ -121,9 +127,9 @@ fn expected(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: usize) -> 
         };
         kinds.contains(&kind) && {
             let words = waiting_text(kind, note);
-            terms
+            asked
                 .iter()
-                .all(|t| words.split(' ').skip(1).any(|w| w.starts_with(t)))
+                .all(|t| terms_of(&words).any(|w| w.starts_with(t)))
         }
     })
     .map(|(rowid, _, _)| rowid)
@@ -145,7 +151,15 @@ fn note(i: i64) -> String {
     let a = common[(i % 7) as usize];
     let b = common[((i / 7) % 7) as usize];
     let rare = if i % 23 == 0 { " zephyr" } else { "" };
-    format!("{a} {b} item q{i:x}z{rare}")
+    // A run of unspaced letters, long or short, now and then one the
+    // list has not seen.
+    let han = ["自行车", "显卡", "我有自行车", "车", "显卡和自行车"][(i % 5) as usize];
+    let new = if i % 11 == 0 {
+        format!(" 新{}", char::from_u32(0x4e00 + i as u32).unwrap())
+    } else {
+        String::new()
+    };
+    format!("{a} {b} item q{i:x}z{rare} {han}{new}")
 }
 
 fn kind(i: i64) -> Kind {
@@ -167,7 +181,7 @@ fn print_trigger() {
 fn the_schema_moves_as_the_statements_say() {
     let trigger = trigger();
     assert!(include_str!("../../schema.sql").contains(&trigger));
-    assert!(include_str!("../../migrations/0012_hot_cold.sql").contains(&trigger));
+    assert!(include_str!("../../migrations/0013_waiting_runs.sql").contains(&trigger));
 }
 
 #[test]
@@ -199,6 +213,13 @@ fn pages_are_what_the_notes_hold_whether_a_word_is_hot_or_cold() {
             &["mountainb"],
             &["mountainbike", "gpu"],
             &["nothing"],
+            &["自行车"],
+            &["车"],
+            &["显"],
+            &["自"],
+            &["行车", "gpu"],
+            &["我有自行"],
+            &["新"],
         ] {
             for kinds in [&both[..], &[Kind::Need], &[Kind::Have]] {
                 assert_eq!(
@@ -247,6 +268,7 @@ fn the_move_finds_the_tokens_a_writer_would() {
         )
         .unwrap();
     }
+    conn.execute_batch(EXPAND).unwrap();
     conn.execute_batch(BEHIND).unwrap();
     let mut s = conn
         .prepare("SELECT post, words, tokens FROM words_new WHERE post > 10000 AND post < 20000")
@@ -259,6 +281,10 @@ fn the_move_finds_the_tokens_a_writer_would() {
     assert_eq!(rows.len(), 60);
     for (post, words, tokens) in rows {
         let i = post - 10_000;
+        assert_eq!(
+            words,
+            needhave::rules::words::expanded(&waiting_text(kind(i), &note(i)))
+        );
         let mut got: Vec<&str> = tokens.split(' ').collect();
         let want_text = hot.tokens(kind(i), "any", &words).text;
         let mut want: Vec<&str> = want_text.split(' ').collect();

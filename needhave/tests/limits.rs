@@ -522,6 +522,17 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             "55 words of 8 ASCII letters",
             Box::new(|i| notes::unique_words(i as u64, 55, 8, 97, 26)),
         ),
+        // A run of letters written without spaces, every pair of it new:
+        // it waits whole, and its words and tokens share a page.
+        (
+            "498 Han letters, every pair new",
+            Box::new(|i| {
+                (0..498u64)
+                    .map(|k| notes::letter(0x4e00, (i as u64 * 499 + k * 7) % 20000))
+                    .collect::<String>()
+                    + &tail(i)
+            }),
+        ),
         // And as spaced words: one-letter words of two-byte letters.
         (
             "distinct words x 166",

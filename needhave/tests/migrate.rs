@@ -1112,7 +1112,12 @@ fn an_upgrade_counts_the_hot_set_and_the_move_waits_for_it() {
     // D1: the migration, Worker creates, then d1-words.
     let d1 = Connection::open_in_memory().unwrap();
     write_release_11(&d1, 100, 40);
-    d1.execute_batch(&migrations().last().unwrap().1).unwrap();
+    for (name, sql) in migrations() {
+        if name.as_str() >= "0012" {
+            d1.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
     for n in 101..=170 {
         create_as_worker(&d1, n, &format!("gpu rig new{n}x"));
     }
@@ -1197,4 +1202,84 @@ fn d1_unindexed_json(conn: &Connection) -> String {
         })
         .collect();
     Value::Array(results).to_string()
+}
+
+/// A file of release 12, with posts waiting in `words_new` as that
+/// release wrote them (runs as pairs), on both stores: the native upgrade
+/// and migrations/0013. The waiting posts are found before the move and
+/// after it; new posts' runs wait whole.
+#[test]
+fn a_version_12_file_keeps_its_waiting_posts() {
+    let note = |n: i64| format!("gpu rig own{n}x 我有自行车");
+    let release_12 = || {
+        let conn = Connection::open_in_memory().unwrap();
+        for (name, sql) in migrations() {
+            if name.as_str() < "0013" {
+                conn.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        for n in 1..=40i64 {
+            conn.execute(
+                "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
+                 VALUES (printf('%032x', ?1), 'need', ?2, 'h', 'ip', ?1)",
+                rusqlite::params![n, note(n)],
+            )
+            .unwrap();
+            let kind = needhave::rules::Kind::Need;
+            let pairs = needhave::rules::words::expanded(&needhave::rules::words::waiting_text(
+                kind,
+                &note(n),
+            ));
+            assert!(pairs.contains(" 我有 有自 自行 行车"), "{pairs}");
+            // Every other one with a copy's tokens and what the cold part
+            // needs, as release 12's writers handed them.
+            let (tokens, cold) = if n % 2 == 0 {
+                (
+                    Some("\u{207f}\u{b7}need"),
+                    Some(needhave::rules::words::marked(kind, &pairs)),
+                )
+            } else {
+                (None, None)
+            };
+            conn.execute(
+                "INSERT INTO words_new (post, words, tokens, candidates, version, cold) \
+                 VALUES (?1, ?2, ?3, '[]', 0, ?4)",
+                rusqlite::params![n, pairs, tokens, cold],
+            )
+            .unwrap();
+        }
+        conn
+    };
+    let native = release_12();
+    native.execute_batch("PRAGMA user_version = 12").unwrap();
+    migrate::apply(&native).unwrap().unwrap();
+    let d1 = release_12();
+    let (_, last) = migrations().pop().unwrap();
+    d1.execute_batch(&last).unwrap();
+    let old: Vec<i64> = (1..=40).collect();
+    for conn in [&native, &d1] {
+        assert_eq!(searched(conn, "自行车"), old);
+        assert_eq!(searched(conn, "有"), old);
+        assert_eq!(searched(conn, "own7x"), vec![7]);
+        for n in 41..=70 {
+            create_as_worker(conn, n, &note(n));
+        }
+        let waiting: Vec<String> = conn
+            .prepare("SELECT words FROM words_new ORDER BY post")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(waiting.len(), 6, "the 64th moved them");
+        assert!(waiting[0].ends_with(" ~我有自行车"), "{}", waiting[0]);
+        let all: Vec<i64> = (1..=70).collect();
+        assert_eq!(searched(conn, "自行车"), all);
+        assert_eq!(searched(conn, "有自"), all);
+        assert_eq!(searched(conn, "车"), Vec::<i64>::new());
+        assert_eq!(searched(conn, "gpu rig"), all);
+        assert_eq!(searched(conn, "own7x"), vec![7]);
+        assert_eq!(searched(conn, "own66x"), vec![66]);
+    }
 }

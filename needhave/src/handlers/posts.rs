@@ -290,7 +290,9 @@ pub const WORDS_SQL: &str = concat!(
         "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
          FROM words_new JOIN posts ON posts.rowid = words_new.post \
          WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
-         WHERE instr(' ' || words_new.words || ' ', value) = 0) \
+         WHERE NOT CASE WHEN length(value) = 1 THEN ' ' || words_new.words GLOB '*' || value || '[^ ]*' \
+         OR instr(' ' || words_new.words || ' ', ' ' || value || ' ') \
+         ELSE instr(' ' || words_new.words || ' ', value) END) \
          ORDER BY words_new.post DESC" => "-1",
         "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
          FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \

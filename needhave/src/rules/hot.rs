@@ -11,7 +11,7 @@
 //! exact term in the cold index: what keeps a post of such words within
 //! the disk bound (docs/finding.md, "An index that fits the bound").
 
-use super::words::{kind_mark, kind_term, marked};
+use super::words::{expanded, kind_mark, kind_term, marked, terms};
 use super::Kind;
 
 /// The characters of the longest hot prefix: the mark and eight. A query
@@ -147,7 +147,7 @@ impl HotSet {
         let mut cold = kind_term(kind).to_string();
         let mut all = cold.len();
         let mut marked = String::new();
-        for term in waiting.split(' ').skip(1) {
+        for term in terms(waiting) {
             marked.clear();
             marked.push(mark);
             marked.push_str(term);
@@ -190,7 +190,9 @@ impl HotSet {
     /// writer with this copy hands them to the move.
     pub fn parts(&self, kind: Kind, post: &str, waiting: &str) -> (String, String) {
         let tokens = self.tokens(kind, post, waiting);
-        let cold = tokens.cold.unwrap_or_else(|| marked(kind, waiting));
+        let cold = tokens
+            .cold
+            .unwrap_or_else(|| marked(kind, &expanded(waiting)));
         (tokens.text, cold)
     }
 }
@@ -215,7 +217,7 @@ where
         for (kind, waiting) in posts() {
             let mut seen: Vec<String> = Vec::new();
             let mut marked = String::new();
-            for term in waiting.split(' ').skip(1) {
+            for term in terms(waiting) {
                 marked.clear();
                 marked.push(kind_mark(kind));
                 marked.push_str(term);

@@ -123,49 +123,85 @@ pub fn kind_mark(kind: Kind) -> char {
     }
 }
 
-/// What the cold part of the index of words holds for a post: its
-/// [`waiting_text`], each term begun with the kind's mark ([`kind_mark`]),
-/// the kind's own included ([`marked`]). The move out of `words_new` makes
+/// What the cold part of the index of words holds for a post: its terms
+/// ([`expanded`]), each begun with the kind's mark ([`kind_mark`]), the
+/// kind's own included ([`marked`]). The move out of `words_new` makes
 /// the same text in SQL (`store::hot_cold::COLD`).
 pub fn index_text(kind: Kind, note: &str) -> String {
-    marked(kind, &waiting_text(kind, note))
+    marked(kind, &expanded(&waiting_text(kind, note)))
 }
 
-/// A post's waiting words (`waiting_text`) as the cold part of the index
-/// holds them: each term after the kind's begun with the kind's mark, the
-/// kind's term without one. Unmarked, it sorts before both kinds' words
-/// (`·` is U+00B7, the marks U+02B0 and U+207F) rather than after one
-/// kind's: FTS5 seeks a term through the last term that begins a leaf
-/// before it, so a word that no post of a kind holds, sorting after the
-/// kind's term, would step through that term's list, every post of the
-/// kind.
-pub fn marked(kind: Kind, waiting: &str) -> String {
+/// A post's terms (`expanded`) as the cold part of the index holds them:
+/// each term after the kind's begun with the kind's mark, the kind's term
+/// without one. Unmarked, it sorts before both kinds' words (`·` is
+/// U+00B7, the marks U+02B0 and U+207F) rather than after one kind's:
+/// FTS5 seeks a term through the last term that begins a leaf before it,
+/// so a word that no post of a kind holds, sorting after the kind's term,
+/// would step through that term's list, every post of the kind.
+pub fn marked(kind: Kind, terms: &str) -> String {
     let mut spaced = String::from(" ");
     spaced.push(kind_mark(kind));
-    waiting.replace(' ', &spaced)
+    terms.replace(' ', &spaced)
 }
 
+/// What begins a run of three or more unspaced characters in a post's
+/// waiting words, which stand for the run's pairs ([`terms`]): a waiting
+/// post keeps about its note's bytes, where its pairs would be about
+/// twice them. Neither a letter nor a digit, so no term holds it.
+pub const RUN: char = '~';
+
 /// What a post's words are while they wait in `words_new`: its kind's
-/// term, then each distinct term of its note, separated by spaces (a
-/// search matches them there by `instr`, `search::Words::needles`).
+/// term, then each distinct term of its note, separated by spaces; an
+/// unspaced run of three characters or more once, after [`RUN`], for its
+/// pairs (the move writes them out, `store::hot_cold::EXPAND`). A search
+/// matches these words there by pattern (`search::Words::needles`).
 pub fn waiting_text(kind: Kind, note: &str) -> String {
-    let mut terms: Vec<String> = Vec::new();
-    for word in words(note) {
-        for p in pieces(&word) {
-            match p {
-                Piece::Spaced(s) => terms.push(s.to_string()),
-                Piece::Unspaced(run) => terms.extend(bigrams(run).into_iter().map(String::from)),
-            }
+    let words = words(note);
+    // Each term, and whether it is a run that waits whole.
+    let mut terms: Vec<(&str, bool)> = Vec::new();
+    for word in &words {
+        for p in pieces(word) {
+            terms.push(match p {
+                Piece::Spaced(s) => (s, false),
+                Piece::Unspaced(run) => (run, run.chars().nth(2).is_some()),
+            });
         }
     }
     // A note has at most a few hundred terms: a linear look back is cheaper
     // than a hash set, and links no hasher into the Worker.
     let mut out = String::from(kind_term(kind));
-    for (i, t) in terms.iter().enumerate() {
-        if !terms[..i].contains(t) {
+    for (i, (t, run)) in terms.iter().enumerate() {
+        if !terms[..i].contains(&(t, *run)) {
             out.push(' ');
+            if *run {
+                out.push(RUN);
+            }
             out.push_str(t);
         }
+    }
+    out
+}
+
+/// The terms of a post's waiting words after its kind's term, in order,
+/// each [`RUN`] written out as its pairs (as `store::hot_cold::EXPAND`
+/// does in SQL; a pair two runs share comes twice).
+pub fn terms(waiting: &str) -> impl Iterator<Item = &str> {
+    waiting.split(' ').skip(1).flat_map(|term| {
+        let (run, whole) = match term.strip_prefix(RUN) {
+            Some(run) => (bigrams(run), None),
+            None => (Vec::new(), Some(term)),
+        };
+        run.into_iter().chain(whole)
+    })
+}
+
+/// A post's waiting words with each [`RUN`] written out as its pairs: its
+/// kind's term, then its [`terms`].
+pub fn expanded(waiting: &str) -> String {
+    let mut out = waiting.split(' ').next().unwrap_or_default().to_string();
+    for term in terms(waiting) {
+        out.push(' ');
+        out.push_str(term);
     }
     out
 }
@@ -191,15 +227,23 @@ mod tests {
     }
 
     #[test]
-    fn unspaced_runs_become_pairs() {
+    fn unspaced_runs_wait_whole_and_are_indexed_as_pairs() {
+        let waiting = waiting_text(Kind::Have, "我有自行车, 自行车");
+        assert_eq!(waiting, "\u{b7}have ~我有自行车 ~自行车");
         assert_eq!(
-            waiting_text(Kind::Have, "我有自行车"),
-            "\u{b7}have 我有 有自 自行 行车"
+            expanded(&waiting),
+            "\u{b7}have 我有 有自 自行 行车 自行 行车"
         );
+        assert_eq!(
+            index_text(Kind::Have, "我有自行车"),
+            "\u{b7}have \u{2b0}我有 \u{2b0}有自 \u{2b0}自行 \u{2b0}行车"
+        );
+        // A run of two is its one pair; of one, itself.
         assert_eq!(
             waiting_text(Kind::Have, "RTX4090显卡"),
             "\u{b7}have rtx4090 显卡"
         );
         assert_eq!(waiting_text(Kind::Need, "车"), "\u{b7}need 车");
+        assert_eq!(expanded("\u{b7}need 车 显卡"), "\u{b7}need 车 显卡");
     }
 }

@@ -190,6 +190,17 @@ macro_rules! hot_tokens {
     };
 }
 
+/// Each waiting post's runs (`rules::words::RUN`) written out as their
+/// pairs, as `rules::words::terms` does: the statements after it read
+/// terms. The pairs of a run of `n` characters come from a JSON array of
+/// `n - 1` zeros, made from a zero blob's hex.
+pub const EXPAND: &str = "UPDATE words_new SET words = (SELECT group_concat(CASE \
+     WHEN substr(j.value, 1, 1) = '~' THEN substr(j.value, k.key + 2, 2) ELSE j.value END, ' ') \
+     FROM json_each('[\"' || replace(words, ' ', '\",\"') || '\"]') j, \
+     json_each('[' || replace(hex(zeroblob(CASE WHEN substr(j.value, 1, 1) = '~' \
+     THEN length(j.value) - 3 ELSE 0 END)), '00', '0,') || '0]') k) \
+     WHERE instr(words, '~') > 0";
+
 /// The promotions a post's writer had not seen, when they are few (64 at
 /// most): each one whose prefix begins a term of the post is added to
 /// its tokens.
@@ -268,7 +279,8 @@ pub const CLEAR_WORDS: &str = "DELETE FROM words_new";
 
 /// The statements of a move, in order, after the post's own words are in
 /// `words_new`, the last emptying it.
-pub const MOVE: [&str; 8] = [
+pub const MOVE: [&str; 9] = [
+    EXPAND,
     NEAR,
     BEHIND,
     COLD,
@@ -283,7 +295,7 @@ pub const MOVE: [&str; 8] = [
 /// makes 64 runs it: a create's batch is its post, its words and the
 /// catch-up, whatever the move does. It waits while `words_filling` says
 /// that older posts wait to be indexed (`needhave d1-words`): a prefix
-/// that fill counts hot must reach every post moved before it. `schema.sql` and `migrations/0012`
+/// that fill counts hot must reach every post moved before it. `schema.sql` and `migrations/0013`
 /// hold this text (a test checks).
 pub fn trigger() -> String {
     let mut sql = String::from(

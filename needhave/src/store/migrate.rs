@@ -33,8 +33,9 @@ use crate::rules::Kind;
 /// [`fill_index`] writes it anew for every post, in its two parts
 /// (`store::hot_cold`). 0008 adds the table where a new post's words wait
 /// for the index; 0009 and 0011 set the index's leaf size ([`LEAVES`],
-/// [`YOUNG_LEAVES`]), fresh files included.
-pub const VERSION: i64 = 12;
+/// [`YOUNG_LEAVES`]), fresh files included. 0013 changes what a post's
+/// words are while they wait, and the move that writes them.
+pub const VERSION: i64 = 13;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -58,6 +59,10 @@ pub const YOUNG_LEAVES: &str = include_str!("../../../migrations/0011_young_leav
 
 /// migrations/0012: the index of words in two parts (`store::hot_cold`).
 const HOT_COLD: &str = include_str!("../../../migrations/0012_hot_cold.sql");
+
+/// migrations/0013: waiting words in about their note's bytes (runs
+/// whole), and the move that writes them out.
+const WAITING_RUNS: &str = include_str!("../../../migrations/0013_waiting_runs.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -123,6 +128,9 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     // Before the schema, which would give a file without it a bound of 0.
     if has_table(conn, "words_new")? && !has_column(conn, "words_new", "tokens")? {
         conn.execute_batch(HOT_COLD)?;
+    }
+    if from < 13 && has_table(conn, "words_new")? {
+        conn.execute_batch(WAITING_RUNS)?;
     }
     conn.execute_batch(SCHEMA)?;
     if from < 9 {
