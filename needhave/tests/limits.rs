@@ -522,6 +522,10 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             "55 words of 8 ASCII letters",
             Box::new(|i| notes::unique_words(i as u64, 55, 8, 97, 26)),
         ),
+        (
+            "55 words of 8 Deseret letters",
+            Box::new(|i| notes::unique_words(i as u64, 55, 8, 0x10428, 40)),
+        ),
         // A run of letters written without spaces, every pair of it new:
         // it waits whole, and its words and tokens share a page.
         (
@@ -560,4 +564,66 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             "{label}: {per_post} B a post, bound {bound} B"
         );
     }
+}
+
+/// A writer hands the tokens of its copy of the hot set with a post's
+/// words only while the two share a page with another waiting post
+/// (`store::WAITING_ROW_BYTES`); past that the post waits with its words
+/// alone, and the move finds its tokens. Notes of 300 letters of 30
+/// common ones, on a list where each of those letters and their pairs is
+/// hot: a note's tokens are three times its words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_post_of_long_tokens_waits_with_its_words_alone() {
+    let dir = std::env::temp_dir().join(format!("needhave-limits-tokens-{}", fresh_ip()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tokens.db");
+    let list = List::open(path.to_str().unwrap());
+    list.store.with_connection(|c| {
+        let letters: Vec<char> = (0..30).map(|k| notes::letter(0x4e00, k)).collect();
+        let mut hot: Vec<String> = letters.iter().map(|a| format!("\u{207f}{a}")).collect();
+        for a in &letters {
+            hot.extend(letters.iter().map(|b| format!("\u{207f}{a}{b}")));
+        }
+        for p in hot {
+            c.execute("INSERT INTO hot_prefixes (p) VALUES (?1)", [p])
+                .unwrap();
+        }
+    });
+    for i in 0..100u64 {
+        let note: String = if i % 2 == 0 {
+            (0..300u64)
+                .map(|k| notes::letter(0x4e00, notes::mix(i * 301 + k) % 30))
+                .collect::<String>()
+                + &tail(i as usize)
+        } else {
+            format!("a short note {}", tail(i as usize))
+        };
+        let r = list
+            .post(&format!("2001:db8:{i:x}::1"), T0 + i as i64, &note)
+            .await;
+        assert_eq!(r.status, 201, "{i}: {}", String::from_utf8_lossy(&r.body));
+    }
+    let rows: Vec<(i64, Option<i64>)> = list.store.with_connection(|c| {
+        c.prepare(
+            "SELECT length(CAST(words AS BLOB)), length(CAST(tokens AS BLOB)) + \
+             coalesce(length(CAST(cold AS BLOB)), 0) FROM words_new",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    });
+    assert_eq!(rows.len(), 36, "100 posts, 64 moved");
+    let limit = needhave::store::WAITING_ROW_BYTES as i64;
+    let alone = rows.iter().filter(|(_, t)| t.is_none()).count();
+    let with = rows.iter().filter(|(_, t)| t.is_some()).count();
+    // The long notes wait alone; the short ones with their tokens.
+    assert_eq!((alone, with), (18, 18), "{rows:?}");
+    assert!(rows.iter().any(|(w, _)| *w > 900), "{rows:?}");
+    for (words, tokens) in &rows {
+        assert!(words + tokens.unwrap_or(0) <= limit, "{words} + {tokens:?}");
+    }
+    drop(list);
+    std::fs::remove_dir_all(dir).ok();
 }

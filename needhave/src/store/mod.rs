@@ -97,6 +97,16 @@ pub fn prepare(sql: &'static str) -> Statement {
 /// against this.
 pub const PENDING_MAX: i64 = 64;
 
+/// The bytes of a waiting post's words and tokens beyond which its writer
+/// hands no tokens, and the move finds them (`hot_cold::BEHIND`, one seek
+/// a term): SQLite keeps two rows in a 4 KiB page only while both fit, so
+/// a row of more than about half a page fills one alone. Tokens written
+/// out are every hot prefix of every term, several times the words of a
+/// note of common words; a post of 500 Han letters, its words alone
+/// 1.5 KiB, would otherwise cost the list a page of `words_new` beside
+/// its own row (`docs/finding.md`, "The disk bound").
+pub const WAITING_ROW_BYTES: usize = 1_900;
+
 /// The statements that end a create's batch, after its insert (one
 /// transaction, both stores): the post's words into `words_new` (`?1` the
 /// post's id, `?2` its words, `?3` to `?6` what its writer's copy of the
