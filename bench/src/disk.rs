@@ -131,7 +131,7 @@ async fn per_post(
         // Where the bytes are, by table and index (pages in use).
         let tables = store.with_connection(|c| -> rusqlite::Result<Vec<(String, i64)>> {
             c.prepare(
-                "SELECT name, sum(pgsize - unused) FROM dbstat GROUP BY name \
+                "SELECT name, sum(pgsize) FROM dbstat GROUP BY name \
                  ORDER BY 2 DESC LIMIT 12",
             )?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -186,6 +186,15 @@ pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Resu
             Box::new(|i| {
                 (0..498)
                     .map(|k| letter(0x4e00, (i * 499 + k * 7) % 20000))
+                    .collect::<String>()
+                    + &tail(i)
+            }),
+        ),
+        (
+            "498 Han letters of 300 common ones",
+            Box::new(|i| {
+                (0..498)
+                    .map(|k| letter(0x4e00, notes::mix(i * 499 + k) % 300))
                     .collect::<String>()
                     + &tail(i)
             }),
