@@ -569,7 +569,7 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
 /// A writer hands the tokens of its copy of the hot set with a post's
 /// words only while the two share a page with another waiting post
 /// (`store::WAITING_ROW_BYTES`); past that the post waits with its words
-/// alone, and the move finds its tokens. Notes of 300 letters of 30
+/// and what the cold part needs of them, and the move finds its tokens. Notes of 300 letters of 30
 /// common ones, on a list where each of those letters and their pairs is
 /// hot: a note's tokens are three times its words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -137,9 +137,12 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     let memo = ctx.store.memo();
     let tokens = memo
         .and_then(|m| Some(m.hot()?.tokens(kind, &id, &words)))
-        .filter(|t| {
+        .map(|mut t| {
             let cold = t.cold.as_ref().map_or(0, String::len);
-            words.len() + t.text.len() + cold <= crate::store::WAITING_ROW_BYTES
+            if words.len() + t.text.len() + cold > crate::store::WAITING_ROW_BYTES {
+                t.text.clear();
+            }
+            t
         });
     let index = index_words(&id, words, tokens);
     let (_, promoted) = CREATE.run_then(ctx, guards, values, index).await?;

@@ -98,8 +98,8 @@ pub fn prepare(sql: &'static str) -> Statement {
 pub const PENDING_MAX: i64 = 64;
 
 /// The bytes of a waiting post's words and tokens beyond which its writer
-/// hands no tokens, and the move finds them (`hot_cold::BEHIND`, one seek
-/// a term): SQLite keeps two rows in a 4 KiB page only while both fit, so
+/// hands no hot terms, only what the cold part needs of its words, and
+/// the move finds the hot terms (`hot_cold::BEHIND`, one seek a term): SQLite keeps two rows in a 4 KiB page only while both fit, so
 /// a row of more than about half a page fills one alone. Tokens written
 /// out are every hot prefix of every term, several times the words of a
 /// note of common words; a post of 500 Han letters, its words alone
@@ -129,8 +129,8 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 
 /// The statements that end a create's batch for post `id`, its `words`
 /// (`rules::words::waiting_text`) waiting for the index, with its
-/// `tokens` from the writer's copy of the hot set (none: the move finds
-/// them): [`NEW_WORDS`] (whose insert runs the move when it makes 64,
+/// `tokens` from the writer's copy of the hot set (none, or their text
+/// emptied: the move finds them): [`NEW_WORDS`] (whose insert runs the move when it makes 64,
 /// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
 /// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
 /// takes ([`HotSet::extend`]), when there is a copy.
@@ -146,12 +146,17 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
             prepare(SMALL_LEAVES),
         ];
     };
-    let candidates = serde_json::to_string(&t.candidates).unwrap_or_default();
+    let cold = t.cold.map_or(Value::Null, Value::Text);
+    // No hot terms (`Tokens::text` emptied, [`WAITING_ROW_BYTES`]): the
+    // move finds them, and only what the cold part needs is handed.
+    let new = if t.text.is_empty() {
+        new.bind(Value::Null).bind(Value::Null).bind(Value::Null)
+    } else {
+        let candidates = serde_json::to_string(&t.candidates).unwrap_or_default();
+        new.bind(t.text).bind(candidates).bind(t.version)
+    };
     vec![
-        new.bind(t.text)
-            .bind(candidates)
-            .bind(t.version)
-            .bind(t.cold.map_or(Value::Null, Value::Text)),
+        new.bind(cold),
         prepare(SMALL_LEAVES),
         prepare(hot_cold::CATCH_UP).bind(t.version),
     ]
