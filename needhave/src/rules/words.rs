@@ -154,7 +154,8 @@ pub const RUN: char = '~';
 /// term, then each distinct term of its note, separated by spaces; an
 /// unspaced run of three characters or more once, after [`RUN`], for its
 /// pairs (the move writes them out, `store::hot_cold::EXPAND`). A search
-/// matches these words there by pattern (`search::Words::needles`).
+/// matches these words there by `instr`, a single unspaced character by
+/// pattern (`search::Words::needles`).
 pub fn waiting_text(kind: Kind, note: &str) -> String {
     let words = words(note);
     // Each term, and whether it is a run that waits whole.
