@@ -589,15 +589,18 @@ async fn a_waiting_post_of_long_tokens_waits_with_its_words_alone() {
                 .unwrap();
         }
     });
-    for i in 0..100u64 {
-        let note: String = if i % 2 == 0 {
+    let note = |i: u64| -> String {
+        if i % 2 == 0 {
             (0..300u64)
                 .map(|k| notes::letter(0x4e00, notes::mix(i * 301 + k) % 30))
                 .collect::<String>()
                 + &tail(i as usize)
         } else {
             format!("a short note {}", tail(i as usize))
-        };
+        }
+    };
+    for i in 0..100u64 {
+        let note = note(i);
         let r = list
             .post(&format!("2001:db8:{i:x}::1"), T0 + i as i64, &note)
             .await;
@@ -624,6 +627,53 @@ async fn a_waiting_post_of_long_tokens_waits_with_its_words_alone() {
     for (words, tokens) in &rows {
         assert!(words + tokens.unwrap_or(0) <= limit, "{words} + {tokens:?}");
     }
+    // Moved (28 more make 128) or waiting, each is found by its pairs and
+    // letters as its note holds them.
+    for i in 100..128u64 {
+        let r = list
+            .post(&format!("2001:db8:{i:x}::1"), T0 + i as i64, &note(i))
+            .await;
+        assert_eq!(r.status, 201);
+    }
+    let (a, b) = (notes::letter(0x4e00, 0), notes::letter(0x4e00, 1));
+    for q in [format!("{a}{b}"), format!("{b}{a}"), a.to_string()] {
+        let want = (0..128u64)
+            .filter(|&i| {
+                let n = note(i);
+                match q.chars().count() {
+                    // A single letter: a pair it begins.
+                    1 => {
+                        n.contains(&q)
+                            && n.chars()
+                                .collect::<Vec<_>>()
+                                .windows(2)
+                                .any(|w| w[0] == a && rules::words::unspaced(w[1]))
+                    }
+                    _ => n.contains(&q),
+                }
+            })
+            .count();
+        let mut req = Request::new("GET", &format!("/posts?limit=100&q={}", urlencode(&q)));
+        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
+        let ctx = Ctx::new(
+            &needhave::routes::API,
+            list.store.clone(),
+            list.config.clone(),
+            "2001:db8:ffff::1",
+        );
+        let r = needhave::handle(&req, &ctx).await;
+        let found = serde_json::from_slice::<Value>(&r.body).unwrap()["posts"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert!(want > 10, "{q}: {want}");
+        assert_eq!(found, want, "{q}");
+    }
     drop(list);
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// `s` percent-encoded for a query string.
+fn urlencode(s: &str) -> String {
+    s.bytes().map(|b| format!("%{b:02X}")).collect()
 }
