@@ -590,7 +590,7 @@ async fn a_waiting_post_of_long_tokens_waits_with_its_words_alone() {
         }
     });
     let note = |i: u64| -> String {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             (0..300u64)
                 .map(|k| notes::letter(0x4e00, notes::mix(i * 301 + k) % 30))
                 .collect::<String>()
