@@ -20,6 +20,29 @@
 use crate::rules::words::{bigrams, kind_mark, kind_term, pieces, words, Piece};
 use crate::rules::Kind;
 
+/// Whether the waiting words `$words` hold every needle of the JSON array
+/// `$needles` ([`Words::needles`]): by `instr` on the words with spaces
+/// around them, and a single unspaced character, the one needle of one
+/// character, by pattern where another follows it (a pair it begins) or
+/// as a run of its own. `handlers::posts::WORDS_SQL` reads it, and the
+/// test that holds it against FTS5.
+macro_rules! holds_needles {
+    ($words:literal, $needles:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM json_each(",
+            $needles,
+            ") WHERE NOT CASE WHEN length(value) = 1 THEN ' ' || ",
+            $words,
+            " GLOB '*' || value || '[^ ]*' OR instr(' ' || ",
+            $words,
+            " || ' ', ' ' || value || ' ') ELSE instr(' ' || ",
+            $words,
+            " || ' ', value) END)"
+        )
+    };
+}
+pub(crate) use holds_needles;
+
 /// Characters a query may have.
 pub const MAX_QUERY_CHARS: usize = 100;
 /// Words a query may have.
@@ -339,14 +362,11 @@ mod tests {
                     .collect::<Result<_, _>>()
                     .unwrap();
                 let by_needles: Vec<i64> = conn
-                    .prepare(
-                        "SELECT w.key + 1 FROM json_each(?1) AS w WHERE NOT EXISTS \
-                         (SELECT 1 FROM json_each(?2) WHERE NOT CASE WHEN length(value) = 1 \
-                         THEN ' ' || w.value || ' ' GLOB '*' || value || '[^ ]*' \
-                         OR instr(' ' || w.value || ' ', ' ' || value || ' ') \
-                         ELSE instr(' ' || w.value || ' ', value) END) \
-                         ORDER BY w.key",
-                    )
+                    .prepare(concat!(
+                        "SELECT w.key + 1 FROM json_each(?1) AS w WHERE ",
+                        holds_needles!("w.value", "?2"),
+                        " ORDER BY w.key"
+                    ))
                     .unwrap()
                     .query_map(
                         [

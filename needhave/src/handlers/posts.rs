@@ -208,7 +208,7 @@ pub(crate) const LIST_TAG: char = 'p';
 /// however long the list. (In the WHERE clause SQLite checks the same
 /// test row by row, and an unchanged list walks the whole index.)
 macro_rules! page_sql {
-    (@rows $rows:literal, $limit:literal) => {
+    (@rows $rows:expr, $limit:literal) => {
         concat!(
             " UNION ALL SELECT * FROM (SELECT NULL, ",
             $rows,
@@ -227,7 +227,7 @@ macro_rules! page_sql {
     // Then two walks merged as they go: each arm's first column is its
     // index's row number, which FTS5 yields in order, so SQLite merges the
     // two without a sort and stops both at the page's end.
-    ($first:literal => $all:literal, $a:literal | $b:literal) => {
+    ($first:expr => $all:literal, $a:literal | $b:literal) => {
         concat!(
             "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
              NULL AS note, NULL AS created_at",
@@ -296,13 +296,13 @@ pub const WORDS_SQL: &str = concat!(
        '(' || group_concat(CASE WHEN NOT hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS cold_e \
        FROM q GROUP BY m) ",
     page_sql!(
-        "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-         FROM words_new JOIN posts ON posts.rowid = words_new.post \
-         WHERE words_new.post < ?4 AND NOT EXISTS (SELECT 1 FROM json_each(?6) \
-         WHERE NOT CASE WHEN length(value) = 1 THEN ' ' || words_new.words GLOB '*' || value || '[^ ]*' \
-         OR instr(' ' || words_new.words || ' ', ' ' || value || ' ') \
-         ELSE instr(' ' || words_new.words || ' ', value) END) \
-         ORDER BY words_new.post DESC" => "-1",
+        concat!(
+            "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+             FROM words_new JOIN posts ON posts.rowid = words_new.post \
+             WHERE words_new.post < ?4 AND ",
+            crate::search::holds_needles!("words_new.words", "?6"),
+            " ORDER BY words_new.post DESC"
+        ) => "-1",
         "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
          FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
          WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
