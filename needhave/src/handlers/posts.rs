@@ -131,19 +131,10 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
     // the 201 is sent, and moved into the index with 63 others. Only a row
     // the insert made gets words.
     // Its hot prefixes from this process's copy of the hot set, which the
-    // batch's last statement brings up to date (`rules::hot`), unless they
-    // would make its waiting row too long to share a page.
+    // batch's last statement brings up to date (`rules::hot`).
     let words = waiting_text(kind, note);
     let memo = ctx.store.memo();
-    let tokens = memo
-        .and_then(|m| Some(m.hot()?.tokens(kind, &id, &words)))
-        .map(|mut t| {
-            let cold = t.cold.as_ref().map_or(0, String::len);
-            if words.len() + t.text.len() + cold > crate::store::WAITING_ROW_BYTES {
-                t.text.clear();
-            }
-            t
-        });
+    let tokens = memo.and_then(|m| Some(m.hot()?.tokens(kind, &id, &words)));
     let index = index_words(&id, words, tokens);
     let (_, promoted) = CREATE.run_then(ctx, guards, values, index).await?;
     if let Some(mut hot) = memo.and_then(|m| m.hot()) {

@@ -97,10 +97,11 @@ pub fn prepare(sql: &'static str) -> Statement {
 /// against this.
 pub const PENDING_MAX: i64 = 64;
 
-/// The bytes of a waiting post's words and tokens beyond which its writer
-/// hands no hot terms, only what the cold part needs of its words, and
-/// the move finds the hot terms (`hot_cold::BEHIND`, one seek a term): SQLite keeps two rows in a 4 KiB page only while both fit, so
-/// a row of more than about half a page fills one alone. Tokens written
+/// The bytes of a waiting post's words and tokens beyond which its row
+/// keeps no hot terms, only what the cold part needs of its words, and
+/// the move finds the hot terms (`hot_cold::BEHIND`, one seek a term):
+/// SQLite keeps two rows in a 4 KiB page only while both fit, so a row of
+/// more than about half a page fills one alone. Tokens written
 /// out are every hot prefix of every term, several times the words of a
 /// note of common words; a post of 500 Han letters, its words alone
 /// 1.5 KiB, would otherwise cost the list a page of `words_new` beside
@@ -129,13 +130,15 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 
 /// The statements that end a create's batch for post `id`, its `words`
 /// (`rules::words::waiting_text`) waiting for the index, with its
-/// `tokens` from the writer's copy of the hot set (none, or their text
-/// emptied: the move finds them): [`NEW_WORDS`] (whose insert runs the move when it makes 64,
+/// `tokens` from the writer's copy of the hot set (none, or too long for
+/// the row, [`WAITING_ROW_BYTES`]: the move finds them): [`NEW_WORDS`]
+/// (whose insert runs the move when it makes 64,
 /// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
 /// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
 /// takes ([`HotSet::extend`]), when there is a copy.
 #[inline(always)]
 pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
+    let words_bytes = words.len();
     let new = prepare(NEW_WORDS).bind(id).bind(words);
     let Some(t) = tokens else {
         return vec![
@@ -146,10 +149,12 @@ pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<State
             prepare(SMALL_LEAVES),
         ];
     };
+    let cold_bytes = t.cold.as_ref().map_or(0, String::len);
+    let row_bytes = words_bytes + t.text.len() + cold_bytes;
     let cold = t.cold.map_or(Value::Null, Value::Text);
-    // No hot terms (`Tokens::text` emptied, [`WAITING_ROW_BYTES`]): the
-    // move finds them, and only what the cold part needs is handed.
-    let new = if t.text.is_empty() {
+    // Too long to share a page: no hot terms, and only what the cold part
+    // needs is handed.
+    let new = if row_bytes > WAITING_ROW_BYTES {
         new.bind(Value::Null).bind(Value::Null).bind(Value::Null)
     } else {
         let candidates = serde_json::to_string(&t.candidates).unwrap_or_default();
