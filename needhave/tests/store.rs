@@ -726,3 +726,20 @@ async fn idle_moments_keep_the_index_of_words_in_few_segments() {
     assert_eq!(status, 200);
     assert_eq!(body["posts"].as_array().unwrap().len(), 100);
 }
+
+/// The writer keeps a batch's savepoint journal in memory (the module doc
+/// of `store::sqlite` says why), on a file as in memory.
+#[test]
+fn the_writer_journals_its_savepoints_in_memory() {
+    let dir = std::env::temp_dir().join(format!("needhave-store-temp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("list.db");
+    let store = SqliteStore::open(path.to_str().unwrap()).unwrap();
+    let temp_store: i64 = store
+        .with_connection(|c| c.query_row("PRAGMA temp_store", [], |r| r.get(0)))
+        .unwrap();
+    drop(store);
+    std::fs::remove_dir_all(&dir).ok();
+    // 2 is MEMORY; the default, 0, leaves it to the build (a file).
+    assert_eq!(temp_store, 2);
+}
