@@ -86,7 +86,9 @@ fn sides(args: &Args, before: Option<String>) -> Vec<Side> {
     sides.push(Side {
         label: "now".into(),
         bin: now.clone(),
-        prepare: None,
+        // `BENCH_PREPARE_NOW=SQL`: run on this build's fresh file before
+        // its server starts, to try a setting (FTS5's `automerge`, say).
+        prepare: std::env::var("BENCH_PREPARE_NOW").ok(),
     });
     sides.push(Side {
         label: "now, index a no-op".into(),
@@ -500,7 +502,13 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
             for i in order {
                 let side = &pair[i];
                 let db = write_db(&work, i, side, &format!("creates-{c}-{r}"))?;
-                let server = Server::needhave(&side.bin, &db)?;
+                // `BENCH_WRAP="perf record -o /tmp/{side}.data"`: each
+                // server run under a profiler, `{side}` in it replaced by
+                // connections-round-side, so each run has its own file.
+                let wrap = std::env::var("BENCH_WRAP").unwrap_or_default();
+                let wrap = wrap.replace("{side}", &format!("{c}-{r}-{i}"));
+                let wrapper: Vec<&str> = wrap.split_whitespace().collect();
+                let server = Server::needhave_under(&wrapper, &side.bin, &db)?;
                 let report = load::run(load::Options {
                     server: server.addr,
                     mode: Mode::Creates,

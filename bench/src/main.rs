@@ -19,6 +19,8 @@
 //!     needhave-bench index-creates [--needhave BIN] [--baseline BIN] [--work DIR] [--conns 1,8,64] [--rounds 5] [--secs 3]
 //!                            POST /posts only, this build with its word index against it a
 //!                            no-op, alternating; the median ratio at each connection count
+//!                            (env BENCH_WRAP: each server under a profiler, `{side}` its run;
+//!                            BENCH_PREPARE_NOW: SQL on this build's file before it starts)
 //!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 15] [--secs 3]
 //!                            GET /posts and durable writes, --metrics-addr on against off
 //!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
@@ -42,7 +44,9 @@
 //!                            the same page through the store's `find`, as `GET /posts` asks for it
 //!     needhave-bench disk    [--work DIR] [--posts 300] [--after 0] [--pgsz BYTES]
 //!                            what a post costs on disk against its bound, for notes
-//!                            of many shapes (bench/src/disk.rs)
+//!                            of many shapes, and at the worst size of a young list
+//!                            (bench/src/disk.rs; env DISK_TABLES=1: pages by table,
+//!                            DISK_KEEP=1: each case's file is left in --work)
 //!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
 //!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh)
 //!
