@@ -446,14 +446,30 @@ fn used_bytes(store: &SqliteStore) -> i64 {
 
 /// What `n` posts of notes made by `note` cost on disk, per post, against
 /// the bound of three times the note's UTF-8 bytes plus 1 KiB. Each post
-/// from its own IPv6 site, so every row also keeps a site hash.
-async fn disk_per_post(label: &str, n: usize, note: impl Fn(usize) -> String) -> (i64, i64) {
+/// from its own IPv6 site, so every row also keeps a site hash. Measured
+/// at `n`, and, from `every_size` on, also just before and after each
+/// move of the waiting words (64 posts), where a list's index is at its
+/// largest: the figures of the size that costs the most against its bound.
+async fn disk_per_post(
+    label: &str,
+    n: usize,
+    every_size: usize,
+    note: impl Fn(usize) -> String,
+) -> (i64, i64) {
     let dir = std::env::temp_dir().join(format!("needhave-limits-disk-{label}-{}", fresh_ip()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("disk.db");
     let list = List::open(path.to_str().unwrap());
     let before = used_bytes(&list.store);
     let mut bytes = 0;
+    // (per post, bound) at the size that costs the most against its bound.
+    let mut worst = (0, 1);
+    let mut see = |posts: usize, bytes: i64, grew: i64| {
+        let seen = (grew / posts as i64, 3 * bytes / posts as i64 + 1024);
+        if seen.0 * worst.1 > worst.0 * seen.1 {
+            worst = seen;
+        }
+    };
     for i in 0..n {
         let text = note(i);
         bytes += text.len() as i64;
@@ -466,11 +482,15 @@ async fn disk_per_post(label: &str, n: usize, note: impl Fn(usize) -> String) ->
             "{label} {i}: {}",
             String::from_utf8_lossy(&r.body)
         );
+        let posts = i + 1;
+        if posts >= every_size && posts < n && matches!(posts % 64, 0 | 63) {
+            see(posts, bytes, used_bytes(&list.store) - before);
+        }
     }
-    let per_post = (used_bytes(&list.store) - before) / n as i64;
-    let bound = 3 * bytes / n as i64 + 1024;
+    see(n, bytes, used_bytes(&list.store) - before);
     drop(list);
     std::fs::remove_dir_all(dir).ok();
+    let (per_post, bound) = worst;
     eprintln!("disk per post, {label}: {per_post} B (bound {bound} B)");
     (per_post, bound)
 }
@@ -482,6 +502,10 @@ fn tail(i: usize) -> String {
 
 /// Note `i` of a case.
 type NoteOf = Box<dyn Fn(usize) -> String>;
+
+/// The case of `a_post_costs_on_disk_about_what_it_shows` held at its
+/// last size only.
+const HAN_7_APART: &str = "498 Han letters, 7 apart";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_post_costs_on_disk_about_what_it_shows() {
@@ -526,10 +550,12 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
             "55 words of 8 Deseret letters",
             Box::new(|i| notes::unique_words(i as u64, 55, 8, 0x10428, 40)),
         ),
-        // A run of letters written without spaces, every pair of it new:
-        // it waits whole, and its words and tokens share a page.
+        // A run of letters written without spaces: it waits whole, and its
+        // words and tokens share a page. Its letters are 7 apart from a
+        // point of the post's own, so a post's pairs come back 40 posts
+        // later (20,000 pairs in all) and merged segments share them.
         (
-            "498 Han letters, every pair new",
+            HAN_7_APART,
             Box::new(|i| {
                 (0..498u64)
                     .map(|k| notes::letter(0x4e00, (i as u64 * 499 + k * 7) % 20000))
@@ -558,7 +584,13 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
         ),
     ];
     for (label, note) in cases {
-        let (per_post, bound) = disk_per_post(label, n, note).await;
+        // Every size but one case's: a list of Han notes whose pairs are
+        // new to it is over the bound while its segments are apart, 1.46×
+        // at 128 posts for this one, 1.4× at any size for notes of pairs
+        // that never come back (docs/finding.md, "The disk bound"). Only
+        // its figure at 300 posts, after they merged, is held here.
+        let every_size = if label == HAN_7_APART { n } else { 127 };
+        let (per_post, bound) = disk_per_post(label, n, every_size, note).await;
         assert!(
             per_post <= bound,
             "{label}: {per_post} B a post, bound {bound} B"
