@@ -189,6 +189,12 @@ impl Worst {
     }
 }
 
+/// Note `i` of Han letters: its `k`th of 498 the `nth(k)` letter from
+/// U+4E00, then its unique tail.
+fn han(i: u64, nth: impl Fn(u64) -> u64) -> String {
+    (0..498).map(|k| letter(0x4e00, nth(k))).collect::<String>() + &tail(i)
+}
+
 pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Result<(), String> {
     let ordinary = Ordinary::new();
     let cases: Vec<Case> = vec![
@@ -229,31 +235,16 @@ pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Resu
         // in all), so segments merged share them.
         (
             "498 Han letters, 7 apart",
-            Box::new(|i| {
-                (0..498)
-                    .map(|k| letter(0x4e00, (i * 499 + k * 7) % 20000))
-                    .collect::<String>()
-                    + &tail(i)
-            }),
+            Box::new(|i| han(i, |k| (i * 499 + k * 7) % 20000)),
         ),
         // Letters drawn from 20,000: nearly every pair is new to the list.
         (
             "498 Han letters, every pair new",
-            Box::new(|i| {
-                (0..498)
-                    .map(|k| letter(0x4e00, notes::mix(i * 499 + k) % 20000))
-                    .collect::<String>()
-                    + &tail(i)
-            }),
+            Box::new(|i| han(i, |k| notes::mix(i * 499 + k) % 20000)),
         ),
         (
             "498 Han letters of 300 common ones",
-            Box::new(|i| {
-                (0..498)
-                    .map(|k| letter(0x4e00, notes::mix(i * 499 + k) % 300))
-                    .collect::<String>()
-                    + &tail(i)
-            }),
+            Box::new(|i| han(i, |k| notes::mix(i * 499 + k) % 300)),
         ),
     ];
     println!(
