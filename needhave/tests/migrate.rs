@@ -222,11 +222,25 @@ fn the_upgrade_reports_and_is_atomic() {
     assert_eq!((columns, version), (0, 0));
 }
 
+/// The first column of each row `sql` gives, with `params` bound.
+fn column<T: rusqlite::types::FromSql>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Vec<T> {
+    conn.prepare(sql)
+        .unwrap()
+        .query_map(params, |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
 /// Every table's columns, every index and every trigger, as SQLite
 /// describes them.
 fn shape(conn: &Connection) -> Vec<String> {
-    let mut out: Vec<String> = conn
-        .prepare(
+    let mut out: Vec<String> = column(
+        conn,
             "SELECT m.type || ' ' || m.name || ': ' || \
              CASE m.type WHEN 'table' THEN \
                (SELECT group_concat(c.name || ' ' || c.type || ' ' || c.\"notnull\" || ' ' || \
@@ -238,12 +252,8 @@ fn shape(conn: &Connection) -> Vec<String> {
                coalesce(substr(m.sql, instr(m.sql, ' WHERE ')), '') \
              END \
              FROM sqlite_master m WHERE m.name NOT LIKE 'sqlite_%' ORDER BY m.type, m.name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+        [],
+    );
     // CHECK constraints live in the table's SQL only: compare them too.
     let mut checks: Vec<String> = conn
         .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -482,27 +492,17 @@ fn d1_keys_fills_old_rows_like_the_native_upgrade() {
 /// The posts the index of words holds, by rowid (the index holds them
 /// reversed: 2^28 − rowid).
 fn indexed(conn: &Connection) -> Vec<i64> {
-    conn.prepare(
-        "SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC",
-    )
-    .unwrap()
-    .query_map([needhave::rules::words::ANY_INDEXED], |r| r.get(0))
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+    matching(conn, needhave::rules::words::ANY_INDEXED)
 }
 
 /// The post rowids whose words the hot part of the index (`post_words`)
 /// matches to an FTS5 query.
 fn matching(conn: &Connection, query: &str) -> Vec<i64> {
-    conn.prepare(
+    column(
+        conn,
         "SELECT 268435456 - rowid FROM post_words WHERE post_words MATCH ?1 ORDER BY rowid DESC",
+        [query],
     )
-    .unwrap()
-    .query_map([query], |r| r.get(0))
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
 }
 
 /// The posts a search of these words (of either kind) finds, by rowid:
@@ -656,13 +656,11 @@ async fn a_version_6_file_gets_its_words_indexed_again() {
     write_indexed_release(&db, 6);
     {
         let conn = Connection::open(&db).unwrap();
-        let old: Vec<i64> = conn
-            .prepare("SELECT rowid FROM post_words WHERE post_words MATCH '\"bike\"*'")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let old: Vec<i64> = column(
+            &conn,
+            "SELECT rowid FROM post_words WHERE post_words MATCH '\"bike\"*'",
+            [],
+        );
         assert_eq!(old, [1, 2, 7], "the version 6 index, as it was");
     }
     let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
@@ -1131,13 +1129,7 @@ fn an_upgrade_counts_the_hot_set_and_the_move_waits_for_it() {
     let mut waiting = gpu.clone();
     waiting.extend(101..=170);
     for (conn, found) in [(&native, &gpu), (&d1, &waiting)] {
-        let hot: Vec<String> = conn
-            .prepare("SELECT p FROM hot_prefixes ORDER BY rowid")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let hot: Vec<String> = column(conn, "SELECT p FROM hot_prefixes ORDER BY rowid", []);
         for p in [
             "\u{207f}g",
             "\u{207f}gp",
@@ -1265,13 +1257,7 @@ fn a_version_12_file_keeps_its_waiting_posts() {
         for n in 41..=70 {
             create_as_worker(conn, n, &note(n));
         }
-        let waiting: Vec<String> = conn
-            .prepare("SELECT words FROM words_new ORDER BY post")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let waiting: Vec<String> = column(conn, "SELECT words FROM words_new ORDER BY post", []);
         assert_eq!(waiting.len(), 6, "the 64th moved them");
         assert!(waiting[0].ends_with(" ~我有自行车"), "{}", waiting[0]);
         let all: Vec<i64> = (1..=70).collect();
