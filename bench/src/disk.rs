@@ -29,11 +29,13 @@ use needhave::http::Request;
 use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::{Config, Ctx};
 
-// The notes tests/limits.rs measures too, from the one file.
+// The notes tests/limits.rs measures too, and the sizes it measures them
+// at, from the one file (whose per-post figures only the test reads).
 #[path = "../../needhave/tests/common/notes.rs"]
+#[allow(dead_code)]
 mod notes;
 
-use notes::{from_alphabet, letter, random_words, tail, unique_words, Ordinary};
+use notes::{from_alphabet, han, random_words, tail, unique_words, Ordinary, Worst};
 
 /// A case: its label, and its `i`th note.
 type Case<'a> = (&'static str, Box<dyn Fn(u64) -> String + 'a>);
@@ -133,10 +135,7 @@ async fn per_post(
         // On a young list only: there the file is the list, where past
         // 10,000 posts the growth over a few moves would charge these
         // posts with a merge of older segments under way.
-        if after == 0
-            && n >= WORST_FROM
-            && (n % WORST_EVERY == 0 || n % WORST_EVERY == WORST_EVERY - 1)
-        {
+        if after == 0 && notes::measured_size(n) {
             worst.see(n, bytes, used_bytes(&store) - before);
         }
     }
@@ -161,38 +160,6 @@ async fn per_post(
         crate::fresh_db(work, &format!("disk-{label}.db"));
     }
     Ok((bytes / posts as i64, grew / posts as i64, worst))
-}
-
-/// The bound holds at every size of the list, not only at the size a case
-/// ends at: what a post costs moves with where the list is between two
-/// moves of the waiting words (64 posts) and with how its segments have
-/// merged. So each case on a young list is also measured just before and
-/// just after each move from the [`WORST_FROM`]th post on.
-const WORST_FROM: u64 = 127;
-const WORST_EVERY: u64 = 64;
-
-/// The size at which a case costs the most against its bound, so far.
-#[derive(Default)]
-struct Worst {
-    posts: u64,
-    ratio: f64,
-}
-
-impl Worst {
-    /// `n` posts of `bytes` of notes in all, the file grown by `grew`.
-    fn see(&mut self, n: u64, bytes: i64, grew: i64) {
-        let bound = 3 * bytes + 1024 * n as i64;
-        let ratio = grew as f64 / bound as f64;
-        if ratio > self.ratio {
-            *self = Worst { posts: n, ratio };
-        }
-    }
-}
-
-/// Note `i` of Han letters: its `k`th of 498 the `nth(k)` letter from
-/// U+4E00, then its unique tail.
-fn han(i: u64, nth: impl Fn(u64) -> u64) -> String {
-    (0..498).map(|k| letter(0x4e00, nth(k))).collect::<String>() + &tail(i)
 }
 
 pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Result<(), String> {
@@ -252,7 +219,7 @@ pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Resu
     );
     println!(
         "| note | note B | on disk | bound | on disk / bound | worst / bound, \
-         before and after each move from {WORST_FROM} posts (at posts) |"
+         before and after each move from post 127 (at posts) |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
     for (label, note) in &cases {
@@ -261,7 +228,7 @@ pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Resu
             per_post(work, &file, (after, posts), pgsz, note.as_ref()).await?;
         let bound = 3 * note_bytes + 1024;
         let worst = match after {
-            0 => format!("{:.2}× ({})", worst.ratio, worst.posts),
+            0 => format!("{:.2}× ({})", worst.ratio(), worst.posts),
             _ => "—".into(),
         };
         println!(

@@ -447,13 +447,12 @@ fn used_bytes(store: &SqliteStore) -> i64 {
 /// What `n` posts of notes made by `note` cost on disk, per post, against
 /// the bound of three times the note's UTF-8 bytes plus 1 KiB. Each post
 /// from its own IPv6 site, so every row also keeps a site hash. Measured
-/// at `n`, and, from `every_size` on, also just before and after each
-/// move of the waiting words (64 posts), where a list's index is at its
-/// largest: the figures of the size that costs the most against its bound.
+/// at `n`, and with `every_size` also at each size `notes::measured_size`
+/// names: the figures of the size that costs the most against its bound.
 async fn disk_per_post(
     label: &str,
     n: usize,
-    every_size: usize,
+    every_size: bool,
     note: impl Fn(usize) -> String,
 ) -> (i64, i64) {
     let dir = std::env::temp_dir().join(format!("needhave-limits-disk-{label}-{}", fresh_ip()));
@@ -462,14 +461,7 @@ async fn disk_per_post(
     let list = List::open(path.to_str().unwrap());
     let before = used_bytes(&list.store);
     let mut bytes = 0;
-    // (per post, bound) at the size that costs the most against its bound.
-    let mut worst = (0, 1);
-    let mut see = |posts: usize, bytes: i64, grew: i64| {
-        let seen = (grew / posts as i64, 3 * bytes / posts as i64 + 1024);
-        if seen.0 * worst.1 > worst.0 * seen.1 {
-            worst = seen;
-        }
-    };
+    let mut worst = notes::Worst::default();
     for i in 0..n {
         let text = note(i);
         bytes += text.len() as i64;
@@ -482,15 +474,15 @@ async fn disk_per_post(
             "{label} {i}: {}",
             String::from_utf8_lossy(&r.body)
         );
-        let posts = i + 1;
-        if posts >= every_size && posts < n && matches!(posts % 64, 0 | 63) {
-            see(posts, bytes, used_bytes(&list.store) - before);
+        let posts = (i + 1) as u64;
+        if every_size && notes::measured_size(posts) {
+            worst.see(posts, bytes, used_bytes(&list.store) - before);
         }
     }
-    see(n, bytes, used_bytes(&list.store) - before);
+    worst.see(n as u64, bytes, used_bytes(&list.store) - before);
     drop(list);
     std::fs::remove_dir_all(dir).ok();
-    let (per_post, bound) = worst;
+    let (per_post, bound) = worst.per_post();
     eprintln!("disk per post, {label}: {per_post} B (bound {bound} B)");
     (per_post, bound)
 }
@@ -556,12 +548,7 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
         // later (20,000 pairs in all) and merged segments share them.
         (
             HAN_7_APART,
-            Box::new(|i| {
-                (0..498u64)
-                    .map(|k| notes::letter(0x4e00, (i as u64 * 499 + k * 7) % 20000))
-                    .collect::<String>()
-                    + &tail(i)
-            }),
+            Box::new(|i| notes::han(i as u64, |k| (i as u64 * 499 + k * 7) % 20000)),
         ),
         // And as spaced words: one-letter words of two-byte letters.
         (
@@ -584,12 +571,12 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
         ),
     ];
     for (label, note) in cases {
-        // Every size but one case's: a list of Han notes whose pairs are
-        // new to it is over the bound while its segments are apart, 1.46×
-        // at 128 posts for this one, 1.4× at any size for notes of pairs
-        // that never come back (docs/finding.md, "The disk bound"). Only
-        // its figure at 300 posts, after they merged, is held here.
-        let every_size = if label == HAN_7_APART { n } else { 127 };
+        // Every size but one case's: a list of Han notes is over the bound
+        // while its segments are apart, each holding the pairs once, and
+        // notes of pairs that never come back are over it at any size
+        // (docs/finding.md, "At every size, and pairs that are really
+        // new"). Only this case's last size, its segments merged, is held.
+        let every_size = label != HAN_7_APART;
         let (per_post, bound) = disk_per_post(label, n, every_size, note).await;
         assert!(
             per_post <= bound,

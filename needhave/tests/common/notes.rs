@@ -1,6 +1,7 @@
-//! Notes to measure what a post costs on disk: `tests/limits.rs` asserts
-//! the bound for the ones within it, and `needhave-bench disk` (which
-//! includes this file) reports the rest, so both measure the same notes.
+//! Notes to measure what a post costs on disk, and the sizes of a list at
+//! which to measure it: `tests/limits.rs` asserts the bound for the ones
+//! within it, and `needhave-bench disk` (which includes this file) reports
+//! the rest, so both measure the same notes the same way.
 
 /// splitmix64: the same letters on every run.
 pub fn mix(x: u64) -> u64 {
@@ -74,6 +75,12 @@ pub fn letter(base: u32, n: u64) -> char {
     char::from_u32(base + n as u32).unwrap_or('?')
 }
 
+/// Note `i` of 498 Han letters, its `k`th the `nth(k)` letter from
+/// U+4E00, then its tail.
+pub fn han(i: u64, nth: impl Fn(u64) -> u64) -> String {
+    (0..498).map(|k| letter(0x4e00, nth(k))).collect::<String>() + &tail(i)
+}
+
 /// `n` distinct words of `len` letters from `alphabet` letters at `base`.
 pub fn unique_words(i: u64, n: u64, len: u64, base: u32, alphabet: u64) -> String {
     let words: Vec<String> = (0..n)
@@ -105,4 +112,47 @@ pub fn from_alphabet(i: u64, alphabet: &[u8]) -> String {
         .map(|j| alphabet[(mix(i * 1000 + j) % alphabet.len() as u64) as usize] as char)
         .collect::<String>()
         + &tail(i)
+}
+
+/// Whether a list of `posts` posts is one of the sizes at which what a
+/// post costs is measured, besides the last: just before and just after
+/// each move of the waiting words (`store::PENDING_MAX` posts) from the
+/// 127th post on. What a post costs moves with where the list is between
+/// two moves and with how many of the index's segments are still apart,
+/// and the bound holds at every size.
+pub fn measured_size(posts: u64) -> bool {
+    let every = needhave::store::PENDING_MAX as u64;
+    posts >= 2 * every - 1 && (posts.is_multiple_of(every) || (posts + 1).is_multiple_of(every))
+}
+
+/// The size of a list that costs the most against its bound, of those
+/// [`seen`](Worst::see).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Worst {
+    pub posts: u64,
+    /// What the file grew by.
+    pub grew: i64,
+    /// Three times the notes' bytes plus 1 KiB a post.
+    pub bound: i64,
+}
+
+impl Worst {
+    /// A list of `posts` posts of `bytes` of notes in all, the file grown
+    /// by `grew`.
+    pub fn see(&mut self, posts: u64, bytes: i64, grew: i64) {
+        let bound = 3 * bytes + 1024 * posts as i64;
+        if self.bound == 0 || grew * self.bound > self.grew * bound {
+            *self = Worst { posts, grew, bound };
+        }
+    }
+
+    /// Bytes a post, and its bound.
+    pub fn per_post(&self) -> (i64, i64) {
+        let n = self.posts.max(1) as i64;
+        (self.grew / n, self.bound / n)
+    }
+
+    pub fn ratio(&self) -> f64 {
+        self.grew as f64 / self.bound.max(1) as f64
+    }
 }
