@@ -37,7 +37,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::load::{self, Mode};
+use crate::load::{self, Mode, Notes};
 use crate::procs::{self, Server};
 use crate::{fresh_db, seed, Args};
 
@@ -441,8 +441,9 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
 /// (`needhave-bench index-creates`; with `--baseline BIN`, that build both
 /// ways as well, so that a change to how the index is written is measured
 /// against the build before it): this build's server on a fresh file
-/// for each run, `POST /posts` only with the search bench's notes (a dozen
-/// words each), at each of `--conns` (default 1, 8, 64), `--rounds`
+/// for each run, `POST /posts` only with notes of a dozen words (`--notes
+/// search`, the search bench's, by default; `--notes ordinary`, words of
+/// a Zipf vocabulary, [`Notes`]), at each of `--conns` (default 1, 8, 64), `--rounds`
 /// rounds of `--secs`, the two servers' order alternated each round. The
 /// figure is the median of each round's ratio: at one connection every
 /// commit carries one post, so the index's pages are a whole commit's
@@ -451,6 +452,8 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
     let work = args.work();
     let rounds = args.num("rounds", 5);
     let secs = args.num("secs", 3);
+    let notes = args.get("notes").unwrap_or("search");
+    let notes = Notes::parse(notes).ok_or(format!("--notes: {notes} (search or ordinary)"))?;
     let conns: Vec<usize> = args
         .get("conns")
         .unwrap_or("1,8,64")
@@ -511,7 +514,7 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                 let server = Server::needhave_under(&wrapper, &side.bin, &db)?;
                 let report = load::run(load::Options {
                     server: server.addr,
-                    mode: Mode::Creates,
+                    mode: Mode::Creates(notes),
                     conns: c,
                     duration: Duration::from_secs(secs),
                     ip_base,
@@ -520,7 +523,10 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                 .await;
                 ip_base += 100_000;
                 server.stop();
-                let _ = std::fs::remove_file(&db);
+                // `BENCH_KEEP=1`: each run's file is left in `--work`.
+                if std::env::var_os("BENCH_KEEP").is_none() {
+                    let _ = std::fs::remove_file(&db);
+                }
                 errors_seen += errors(&report);
                 if errors(&report) > 0 {
                     eprintln!(

@@ -29,13 +29,7 @@ use needhave::http::Request;
 use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::{Config, Ctx};
 
-// The notes tests/limits.rs measures too, and the sizes it measures them
-// at, from the one file (whose per-post figures only the test reads).
-#[path = "../../needhave/tests/common/notes.rs"]
-#[allow(dead_code)]
-mod notes;
-
-use notes::{from_alphabet, han, random_words, tail, unique_words, Ordinary, Worst};
+use crate::notes::{self, from_alphabet, han, random_words, tail, unique_words, Ordinary, Worst};
 
 /// A case: its label, and its `i`th note.
 type Case<'a> = (&'static str, Box<dyn Fn(u64) -> String + 'a>);

@@ -23,11 +23,33 @@ use crate::client::{random_hex, Conn, Ips, Rng};
 pub enum Mode {
     /// Create a post, then a first reply to it; 10 flows per source address.
     Writes,
-    /// Create posts only, with the search bench's notes; a new source
-    /// address when one's quota is spent.
-    Creates,
+    /// Create posts only, with the notes named; a new source address when
+    /// one's quota is spent.
+    Creates(Notes),
     /// Everything the list does, MCP included.
     Mixed,
+}
+
+/// The notes of a create-only run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notes {
+    /// The search bench's (`search::note`): one template of a dozen words,
+    /// nine of them in every note, each note's own `x…q` among them.
+    Search,
+    /// The first dozen words of an ordinary note (`notes::Ordinary`: a
+    /// 5,000-word vocabulary drawn by Zipf's law), so about the search
+    /// notes' length, with a vocabulary a young list is still learning.
+    Ordinary,
+}
+
+impl Notes {
+    pub fn parse(name: &str) -> Option<Notes> {
+        match name {
+            "search" => Some(Notes::Search),
+            "ordinary" => Some(Notes::Ordinary),
+            _ => None,
+        }
+    }
 }
 
 /// What the clients were told was written.
@@ -143,6 +165,8 @@ struct Shared {
     stop: Arc<AtomicBool>,
     requests: AtomicU64,
     run: String,
+    /// The vocabulary of [`Notes::Ordinary`], when the run writes them.
+    ordinary: Option<crate::notes::Ordinary>,
 }
 
 struct Worker {
@@ -179,6 +203,7 @@ pub async fn run(opts: Options) -> Report {
         stop: opts.stop.clone(),
         requests: AtomicU64::new(0),
         run: random_hex(4),
+        ordinary: (opts.mode == Mode::Creates(Notes::Ordinary)).then(crate::notes::Ordinary::new),
     });
     let mut tasks = Vec::new();
     for id in 0..opts.conns {
@@ -318,9 +343,9 @@ impl Worker {
             }
             match mode {
                 Mode::Writes => self.write_flow().await,
-                Mode::Creates => {
+                Mode::Creates(notes) => {
                     self.seq += 1;
-                    self.create(true).await;
+                    self.create(Some(notes)).await;
                 }
                 Mode::Mixed => self.mixed_step().await,
             }
@@ -329,7 +354,7 @@ impl Worker {
 
     /// Create a post, then answer it: 10 flows per address, then a new one.
     async fn write_flow(&mut self) {
-        let Some(id) = self.create(false).await else {
+        let Some(id) = self.create(None).await else {
             return;
         };
         let path = format!("/posts/{id}/messages");
@@ -352,9 +377,9 @@ impl Worker {
     }
 
     /// Creates a post (a new source address when this one's creates are
-    /// spent); its id once answered 201. `words`: a note of the search
-    /// bench's (a dozen words) rather than the short run-tagged one.
-    async fn create(&mut self, words: bool) -> Option<String> {
+    /// spent); its id once answered 201. `words`: a note of a dozen words
+    /// ([`Notes`]) rather than the short run-tagged one.
+    async fn create(&mut self, words: Option<Notes>) -> Option<String> {
         if self.creates_left <= 0 && !self.reconnect().await {
             return None;
         }
@@ -363,12 +388,16 @@ impl Worker {
         } else {
             "have"
         };
-        let note = if words {
+        let i = ((self.id as u64) << 32) | self.seq;
+        let note = match (words, &self.shared.ordinary) {
             // The notes the search bench seeds: a dozen words, each post's
             // own `x…q` among them (so no two are duplicates).
-            crate::search::note(((self.id as u64) << 32) | self.seq).1
-        } else {
-            self.note()
+            (Some(Notes::Search), _) => crate::search::note(i).1,
+            (Some(Notes::Ordinary), Some(ordinary)) => {
+                let note = ordinary.note(i);
+                note.split(' ').take(12).collect::<Vec<_>>().join(" ")
+            }
+            _ => self.note(),
         };
         let ip = self.conn.as_ref().map(|c| c.ip);
         let Some((201, post)) = self

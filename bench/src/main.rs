@@ -17,10 +17,12 @@
 //!                            [--conns 8] [--secs 10] [--prefixes …]
 //!                            callgrind's instructions per write answered 201, each server
 //!     needhave-bench index-creates [--needhave BIN] [--baseline BIN] [--work DIR] [--conns 1,8,64] [--rounds 5] [--secs 3]
+//!                            [--notes search|ordinary]
 //!                            POST /posts only, this build with its word index against it a
 //!                            no-op, alternating; the median ratio at each connection count
 //!                            (env BENCH_WRAP: each server under a profiler, `{side}` its run;
-//!                            BENCH_PREPARE_NOW: SQL on this build's file before it starts)
+//!                            BENCH_PREPARE_NOW: SQL on this build's file before it starts;
+//!                            BENCH_KEEP=1: each run's file is left in --work)
 //!     needhave-bench metrics-cost [--needhave BIN] [--work DIR] [--rounds 15] [--secs 3]
 //!                            GET /posts and durable writes, --metrics-addr on against off
 //!     needhave-bench reads   [--needhave BIN] [--work DIR] [--rounds 5] [--secs 5]
@@ -60,6 +62,11 @@ mod d1_seed;
 mod disk;
 mod hello;
 mod load;
+// The notes tests/limits.rs measures too, and the sizes it measures them
+// at, from the one file (whose per-post figures only the test reads).
+#[path = "../../needhave/tests/common/notes.rs"]
+#[allow(dead_code)]
+mod notes;
 mod procs;
 mod raw;
 mod read_instructions;
