@@ -512,6 +512,12 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                 let wrap = wrap.replace("{side}", &format!("{c}-{r}-{i}"));
                 let wrapper: Vec<&str> = wrap.split_whitespace().collect();
                 let server = Server::needhave_under(&wrapper, &side.bin, &db)?;
+                // What the server hands the disk a create (`/proc/PID/io`;
+                // not under a wrapper, whose own writes it would count).
+                let io0 = wrapper
+                    .is_empty()
+                    .then(|| write_bytes(server.pid()))
+                    .flatten();
                 let report = load::run(load::Options {
                     server: server.addr,
                     mode: Mode::Creates(notes),
@@ -522,6 +528,13 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                 })
                 .await;
                 ip_base += 100_000;
+                if let (Some(a), Some(b)) = (io0, write_bytes(server.pid())) {
+                    eprintln!(
+                        "{c} connections, round {r}, {}: {:.0} B written a create",
+                        side.label,
+                        (b - a) as f64 / report.acked_us.len().max(1) as f64
+                    );
+                }
                 server.stop();
                 // `BENCH_KEEP=1`: each run's file is left in `--work`.
                 if std::env::var_os("BENCH_KEEP").is_none() {
