@@ -48,9 +48,21 @@ struct Side {
     label: String,
     /// The server's binary.
     bin: String,
-    /// SQL run on a fresh file at this build's schema before the server
-    /// opens it (`None`: the server makes the file itself).
-    prepare: Option<String>,
+    /// What is done to a fresh file at this build's schema before the
+    /// server opens it (`None`: the server makes the file itself).
+    prepare: Option<Prepare>,
+}
+
+/// How a side's file is changed before its server starts.
+#[derive(Clone)]
+enum Prepare {
+    /// The word index made a no-op: [`INDEX_OFF`], and [`COLD_OFF`] where
+    /// the build has a cold part. A variant of its own, so that SQL handed
+    /// in (`BENCH_PREPARE_NOW`) never turns the cold part off by matching
+    /// the text.
+    IndexOff,
+    /// SQL run on the file.
+    Sql(String),
 }
 
 /// The word index, both parts, as plain tables that drop every insert,
@@ -88,12 +100,12 @@ fn sides(args: &Args, before: Option<String>) -> Vec<Side> {
         bin: now.clone(),
         // `BENCH_PREPARE_NOW=SQL`: run on this build's fresh file before
         // its server starts, to try a setting (FTS5's `automerge`, say).
-        prepare: std::env::var("BENCH_PREPARE_NOW").ok(),
+        prepare: std::env::var("BENCH_PREPARE_NOW").ok().map(Prepare::Sql),
     });
     sides.push(Side {
         label: "now, index a no-op".into(),
         bin: now.clone(),
-        prepare: Some(INDEX_OFF.into()),
+        prepare: Some(Prepare::IndexOff),
     });
     // `--other BIN`: a third build beside the two (e.g. this branch's base).
     if let Some(other) = args.get("other") {
@@ -116,10 +128,10 @@ fn sides(args: &Args, before: Option<String>) -> Vec<Side> {
         sides.push(Side {
             label: format!("now, prefix '{prefix}'"),
             bin: now.clone(),
-            prepare: Some(format!(
+            prepare: Some(Prepare::Sql(format!(
                 "DROP TABLE post_words; CREATE VIRTUAL TABLE post_words USING fts5 (\
                  words, content = '', columnsize = 0, detail = none, tokenize = 'ascii'{option});"
-            )),
+            ))),
         });
     }
     sides
@@ -129,7 +141,7 @@ fn sides(args: &Args, before: Option<String>) -> Vec<Side> {
 /// made at this build's schema, then changed by `side.prepare`.
 fn write_db(work: &Path, i: usize, side: &Side, name: &str) -> Result<String, String> {
     let db = fresh_db(work, &format!("before-after-{name}-{i}.db"));
-    if let Some(sql) = &side.prepare {
+    if let Some(prepare) = &side.prepare {
         // Made by the side's own build (a server started on the path and
         // stopped), so that it is at that build's schema, whichever it is.
         Server::needhave(&side.bin, &db)?.stop();
@@ -142,13 +154,15 @@ fn write_db(work: &Path, i: usize, side: &Side, name: &str) -> Result<String, St
             )
             .map_err(|e| e.to_string())?
             > 0;
-        conn.execute_batch(sql)
-            .and_then(|()| match sql == INDEX_OFF && cold {
+        match prepare {
+            Prepare::IndexOff => conn.execute_batch(INDEX_OFF).and_then(|()| match cold {
                 true => conn.execute_batch(COLD_OFF),
                 false => Ok(()),
-            })
-            .and_then(|()| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
-            .map_err(|e| e.to_string())?;
+            }),
+            Prepare::Sql(sql) => conn.execute_batch(sql),
+        }
+        .and_then(|()| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))
+        .map_err(|e| e.to_string())?;
     }
     Ok(db)
 }
@@ -467,12 +481,12 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
     if let Some(bin) = args.get("baseline") {
         for (label, prepare) in [
             ("baseline", None),
-            ("baseline, index a no-op", Some(INDEX_OFF)),
+            ("baseline, index a no-op", Some(Prepare::IndexOff)),
         ] {
             pair.push(Side {
                 label: label.into(),
                 bin: bin.to_string(),
-                prepare: prepare.map(String::from),
+                prepare,
             });
         }
     }
