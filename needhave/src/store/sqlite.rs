@@ -20,9 +20,9 @@
 //! journal goes to a temporary file past 64 KiB, and a create that moves
 //! the waiting words into the index passes it: a system call for every
 //! page it changes (docs/finding.md, "Where a create's time goes at 64
-//! connections"). The writer keeps it in memory (`temp_store=MEMORY`): at most the pages one
-//! batch changes, and never needed after a crash, since the WAL holds
-//! only committed transactions.
+//! connections"). The writer keeps it in memory (`temp_store=MEMORY`):
+//! at most the pages one batch changes, and never needed after a crash,
+//! since the WAL holds only committed transactions.
 //!
 //! Reads use a small pool of their own connections, which WAL lets run
 //! beside the writer, on the async thread (a statement is shorter than a hop
