@@ -115,8 +115,7 @@ async fn a_repeated_mcp_header_is_refused() {
 
 #[test]
 fn a_long_method_is_cut_in_the_log() {
-    let dir = std::env::temp_dir().join(format!("needhave-crowd-{}", fresh_ip()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("crowd");
     let (mut child, url) = start(
         serve_command("127.0.0.1:0", dir.join("list.db"))
             .env("NEEDHAVE_LOG", "info")

@@ -21,13 +21,6 @@ struct Served {
     log: PathBuf,
 }
 
-fn fresh_dir(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("needhave-{label}-{}", fresh_ip()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// `needhave serve` on `db`, its log in a file beside it.
 fn serve(db: &Path) -> Served {
     let log = db.with_extension("log");
@@ -98,7 +91,7 @@ fn ids_in(db: &Path) -> BTreeSet<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_are_private_and_a_clean_stop_leaves_the_db_whole() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = fresh_dir("private");
+    let dir = scratch("private");
     let db = dir.join("list.db");
     let served = serve(&db);
     let mut acked = BTreeSet::new();
@@ -116,7 +109,7 @@ async fn files_are_private_and_a_clean_stop_leaves_the_db_whole() {
     }
     assert!(served.stop(), "no clean exit");
     // The .db alone, copied without its side files, has every row.
-    let copy = fresh_dir("stopcopy").join("copy.db");
+    let copy = scratch("stopcopy").join("copy.db");
     std::fs::copy(&db, &copy).unwrap();
     assert_eq!(ids_in(&copy), acked);
     let wal = std::fs::metadata(dir.join("list.db-wal")).map_or(0, |m| m.len());
@@ -126,7 +119,7 @@ async fn files_are_private_and_a_clean_stop_leaves_the_db_whole() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_backup_while_serving_holds_what_was_acknowledged() {
-    let dir = fresh_dir("backup");
+    let dir = scratch("backup");
     let db = dir.join("list.db");
     let served = Arc::new(serve(&db));
     let mut before = BTreeSet::new();
@@ -197,7 +190,7 @@ async fn a_backup_while_serving_holds_what_was_acknowledged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_list_follows_a_write_by_another_process() {
-    let dir = fresh_dir("outside");
+    let dir = scratch("outside");
     let db = dir.join("list.db");
     let served = serve(&db);
     let (_, id) = served.create("inside").await;
@@ -229,7 +222,7 @@ async fn the_list_follows_a_write_by_another_process() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanished_or_replaced_file_is_answered_503() {
     for replace in [false, true] {
-        let dir = fresh_dir("vanish");
+        let dir = scratch("vanish");
         let db = dir.join("list.db");
         let served = serve(&db);
         assert_eq!(served.create("before").await.0, 201);
@@ -338,7 +331,7 @@ async fn a_failing_batch_in_a_group_undoes_only_itself() {
 #[tokio::test]
 async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
     use needhave::store::testing::Counting;
-    let dir = fresh_dir("walclock");
+    let dir = scratch("walclock");
     let db = dir.join("list.db");
     let store = Arc::new(Counting::new(
         SqliteStore::open(db.to_str().unwrap()).unwrap(),

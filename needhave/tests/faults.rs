@@ -284,12 +284,7 @@ type Written = (String, &'static str, Ipv4Addr);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_mid_write_loses_no_answered_write() {
-    let dir = std::env::temp_dir().join(format!(
-        "needhave-faults-{}-{}",
-        std::process::id(),
-        needhave::platform::now_ms()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = common::scratch("faults");
     let db = dir.join("crash.db").to_string_lossy().into_owned();
     let server = Serve::start(&db);
     let addr = server.addr;

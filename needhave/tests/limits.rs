@@ -455,8 +455,7 @@ async fn disk_per_post(
     every_size: bool,
     note: impl Fn(usize) -> String,
 ) -> (i64, i64) {
-    let dir = std::env::temp_dir().join(format!("needhave-limits-disk-{label}-{}", fresh_ip()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("limits-disk");
     let path = dir.join("disk.db");
     let list = List::open(path.to_str().unwrap());
     let before = used_bytes(&list.store);
@@ -593,8 +592,7 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
 /// hot: a note's tokens are three times its words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_post_of_long_tokens_waits_with_its_words_alone() {
-    let dir = std::env::temp_dir().join(format!("needhave-limits-tokens-{}", fresh_ip()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("limits-tokens");
     let path = dir.join("tokens.db");
     let list = List::open(path.to_str().unwrap());
     list.store.with_connection(|c| {

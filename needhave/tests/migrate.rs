@@ -133,12 +133,6 @@ fn check_keys(conn: &Connection) {
     assert_eq!(messages, 3);
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("needhave-migrate-{name}-{}", fresh_ip()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn stop(mut child: std::process::Child) {
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());

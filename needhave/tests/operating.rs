@@ -4,24 +4,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::*;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_needhave")
-}
-
-/// A fresh directory of this test's own.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "needhave-operating-{name}-{}-{}",
-        std::process::id(),
-        fresh_note("d").split('#').nth(1).unwrap()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn files_in(dir: &Path) -> Vec<String> {

@@ -13,8 +13,7 @@ use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
-    let dir = std::env::temp_dir().join(format!("needhave-serve-{}", fresh_ip()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("serve");
     let db = dir.join("list.db");
     let spawn = || {
         let (child, url) = start(

@@ -2,6 +2,8 @@
 //! call, no table scans, no secrets or raw IPs at rest, the hour window, and
 //! a failing store answered as a clean 500.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
@@ -731,8 +733,7 @@ async fn idle_moments_keep_the_index_of_words_in_few_segments() {
 /// of `store::sqlite` says why), on a file as in memory.
 #[test]
 fn the_writer_journals_its_savepoints_in_memory() {
-    let dir = std::env::temp_dir().join(format!("needhave-store-temp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch("store-temp");
     let path = dir.join("list.db");
     let store = SqliteStore::open(path.to_str().unwrap()).unwrap();
     let temp_store: i64 = store

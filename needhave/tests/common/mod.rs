@@ -190,6 +190,19 @@ pub fn listed(v: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// A fresh, empty directory of the calling test's own under the system's
+/// temporary one (`label` names it for a reader of `/tmp`).
+pub fn scratch(label: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "needhave-{label}-{}-{:08x}",
+        std::process::id(),
+        random_u32()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 pub fn fresh_note(label: &str) -> String {
     format!("{label} #{:08x}{:08x}", random_u32(), random_u32())
 }
