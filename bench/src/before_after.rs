@@ -178,6 +178,36 @@ fn write_bytes(pid: u32) -> Option<u64> {
         .ok()
 }
 
+/// Nanoseconds on a CPU of each thread of `pid` (`/proc/PID/task/*/schedstat`,
+/// its first field), by the thread's name: the writer's (`needhave-writer`)
+/// and the others', summed. Threads that ended between two readings drop
+/// out of the second, so the figures are read while the process runs.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    writer_ns: u64,
+    rest_ns: u64,
+}
+
+fn cpu(pid: &str) -> Option<Cpu> {
+    let mut cpu = Cpu::default();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let dir = task.ok()?.path();
+        let Some(ns) = std::fs::read_to_string(dir.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if name.trim() == "needhave-writer" {
+            cpu.writer_ns += ns;
+        } else {
+            cpu.rest_ns += ns;
+        }
+    }
+    Some(cpu)
+}
+
 fn median(v: &mut [f64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -532,6 +562,12 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                     .is_empty()
                     .then(|| write_bytes(server.pid()))
                     .flatten();
+                // What a create costs each thread: the server's writer, its
+                // other threads, and this bench's load (the same cores).
+                let pid = server.pid().to_string();
+                let cpu0 = wrapper.is_empty().then(|| cpu(&pid)).flatten();
+                let load0 = cpu("self");
+                let started = std::time::Instant::now();
                 let report = load::run(load::Options {
                     server: server.addr,
                     mode: Mode::Creates(notes),
@@ -542,11 +578,27 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                 })
                 .await;
                 ip_base += 100_000;
+                let acked = report.acked_us.len().max(1) as f64;
+                if let (Some(a), Some(b), Some(l0), Some(l1)) =
+                    (cpu0, cpu(&pid), load0, cpu("self"))
+                {
+                    let us = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e3 / acked;
+                    let load = us(l0.writer_ns + l0.rest_ns, l1.writer_ns + l1.rest_ns);
+                    eprintln!(
+                        "{c} connections, round {r}, {}: CPU a create: writer {:.1} µs, \
+                         the server's other threads {:.1} µs, the load {load:.1} µs; \
+                         {:.0} µs of wall a create",
+                        side.label,
+                        us(a.writer_ns, b.writer_ns),
+                        us(a.rest_ns, b.rest_ns),
+                        started.elapsed().as_secs_f64() * 1e6 / acked,
+                    );
+                }
                 if let (Some(a), Some(b)) = (io0, write_bytes(server.pid())) {
                     eprintln!(
                         "{c} connections, round {r}, {}: {:.0} B written a create",
                         side.label,
-                        (b - a) as f64 / report.acked_us.len().max(1) as f64
+                        (b - a) as f64 / acked
                     );
                 }
                 server.stop();

@@ -113,24 +113,31 @@ impl HotSet {
         self.extend(rows);
     }
 
-    fn contains(&self, prefix: &str) -> bool {
-        self.prefixes
-            .binary_search_by(|p| p.as_str().cmp(prefix))
-            .is_ok()
-    }
-
     /// The characters of `marked`'s deepest hot prefix (its mark counted),
     /// or 0 when not even its first letter is hot.
+    ///
+    /// One seek, as the move's SQL does it (`store::hot_cold`'s `depth`):
+    /// the greatest hot prefix not after the word shares with it exactly
+    /// its deepest hot prefix. That common part is hot, since the set is
+    /// closed under prefixes; and a deeper hot prefix of the word would sit
+    /// between that greatest one and the word, so the greatest would begin
+    /// with it too.
     pub fn depth(&self, marked: &str) -> usize {
-        let mut depth = 0;
-        for (n, (end, c)) in marked.char_indices().skip(1).enumerate() {
-            let chars = n + 2;
-            if chars > DEEPEST || !self.contains(&marked[..end + c.len_utf8()]) {
-                break;
-            }
-            depth = chars;
+        let below = self.prefixes.partition_point(|p| p.as_str() <= marked);
+        let Some(greatest) = below.checked_sub(1).map(|i| &self.prefixes[i]) else {
+            return 0;
+        };
+        let common = greatest
+            .chars()
+            .zip(marked.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(DEEPEST);
+        if common >= 2 {
+            common
+        } else {
+            0
         }
-        depth
     }
 
     /// The tokens of a post of `kind` whose words wait as `waiting`
@@ -142,13 +149,13 @@ impl HotSet {
         let mut kind_token = String::new();
         kind_token.push(mark);
         kind_token.push_str(kind_term(kind));
-        let mut hot: Vec<String> = Vec::new();
+        // Each term with its mark, and its deepest hot prefix.
+        let mut words: Vec<(String, usize)> = Vec::new();
         let mut candidates = Vec::new();
         let mut cold = kind_term(kind).to_string();
         let mut all = cold.len();
-        let mut marked = String::new();
         for term in terms(waiting) {
-            marked.clear();
+            let mut marked = String::with_capacity(term.len() + mark.len_utf8());
             marked.push(mark);
             marked.push_str(term);
             let chars = marked.chars().count();
@@ -162,17 +169,21 @@ impl HotSet {
                 cold.push(' ');
                 cold.push_str(&marked);
             }
-            hot.extend((2..=depth).map(|n| prefix(&marked, n).to_string()));
             let next = depth.max(1) + 1;
             if next <= chars.min(DEEPEST) && offered(post, term) {
                 candidates.push(prefix(&marked, next).to_string());
             }
+            words.push((marked, depth));
         }
+        let mut hot: Vec<&str> = words
+            .iter()
+            .flat_map(|(marked, depth)| (2..=*depth).map(|n| prefix(marked, n)))
+            .collect();
         // Terms are distinct; their prefixes need not be.
         hot.sort_unstable();
         hot.dedup();
         let mut text = kind_token;
-        for token in &hot {
+        for token in hot {
             text.push(' ');
             text.push_str(token);
         }
@@ -298,6 +309,50 @@ mod tests {
         assert_eq!(hot.depth("\u{207f}x"), 0);
         // The other kind's prefixes are not this kind's.
         assert_eq!(hot.depth("\u{2b0}gpu"), 0);
+    }
+
+    /// The one seek gives what the definition gives, prefix by prefix,
+    /// on sets closed under prefixes over a small alphabet (so that words
+    /// and prefixes meet often), both marks, and letters of one to four
+    /// bytes.
+    #[test]
+    fn one_seek_finds_the_deepest_hot_prefix_of_every_word() {
+        let letters = ['a', 'b', 'é', '中', '\u{10400}'];
+        let marks = ['\u{207f}', '\u{2b0}'];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let word = |len: usize, next: &mut dyn FnMut(usize) -> usize| {
+            let mut w = String::from(marks[next(2)]);
+            (0..len).for_each(|_| w.push(letters[next(letters.len())]));
+            w
+        };
+        for _ in 0..200 {
+            // Closed under prefixes: a word's prefixes of two characters or
+            // more, up to a random depth, for a few random words.
+            let mut hot: Vec<String> = Vec::new();
+            for _ in 0..next(12) {
+                let w = word(DEEPEST, &mut next);
+                let depth = 2 + next(DEEPEST - 1);
+                hot.extend((2..=depth).map(|n| prefix(&w, n).to_string()));
+            }
+            hot.sort();
+            hot.dedup();
+            let refs: Vec<&str> = hot.iter().map(String::as_str).collect();
+            let copy = set(&refs);
+            for _ in 0..50 {
+                let w = word(1 + next(11), &mut next);
+                let defined = (2..=w.chars().count().min(DEEPEST))
+                    .take_while(|&n| hot.iter().any(|p| p == prefix(&w, n)))
+                    .last()
+                    .unwrap_or(0);
+                assert_eq!(copy.depth(&w), defined, "{w:?} in {hot:?}");
+            }
+        }
     }
 
     #[test]
