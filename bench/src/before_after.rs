@@ -491,7 +491,10 @@ pub async fn instructions(args: &Args) -> Result<(), String> {
 /// rounds of `--secs`, the two servers' order alternated each round. The
 /// figure is the median of each round's ratio: at one connection every
 /// commit carries one post, so the index's pages are a whole commit's
-/// share; with more, a group commit shares them out.
+/// share; with more, a group commit shares them out. Each run also prints
+/// the bytes the server hands the disk a create and the CPU a create of
+/// the writer thread, of the server's other threads and of this bench's
+/// load ([`cpu`]), unless a wrapper (`BENCH_WRAP`) stands between.
 pub async fn index_creates(args: &Args) -> Result<(), String> {
     let work = args.work();
     let rounds = args.num("rounds", 5);
