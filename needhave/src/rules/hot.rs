@@ -3,9 +3,8 @@
 //! term; it is hot once enough posts hold it, and stays hot. The set is
 //! closed under prefixes (a prefix is promoted only when its parent is
 //! hot), which makes a word's deepest hot prefix one seek into a sorted
-//! table (`store`'s move finds it that way when a writer's copy is
-//! behind) and lets the writer stop at a word's first prefix that is not
-//! hot.
+//! list: into `hot_prefixes` in the move's SQL (when a writer's copy is
+//! behind) and into the copy itself ([`HotSet::depth`]).
 //!
 //! A word no other note holds gets no list of its own this way, only its
 //! exact term in the cold index: what keeps a post of such words within
