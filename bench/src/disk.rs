@@ -13,7 +13,9 @@
 //! `--after N`: each case on a list that already holds N ordinary posts
 //! (not counted), so a list past 10,000 posts, in its small leaves,
 //! with a vocabulary it has seen. `--pgsz`: FTS5's leaf size for the
-//! index, instead of the list's.
+//! index, instead of the list's. `DISK_PREPARE=SQL`: statements run on
+//! each case's fresh file before its posts, to measure a setting the list
+//! does not make (an FTS5 option of one part, say).
 //!
 //! Besides the test's cases: notes of words no other note has (ASCII,
 //! Deseret, pairs of Han letters), random text as a client might send
@@ -85,6 +87,11 @@ async fn per_post(
                     [bytes],
                 )
             })
+            .map_err(|e| e.to_string())?;
+    }
+    if let Ok(sql) = std::env::var("DISK_PREPARE") {
+        store
+            .with_connection(|c| c.execute_batch(&sql))
             .map_err(|e| e.to_string())?;
     }
     let config = Arc::new(Config {
