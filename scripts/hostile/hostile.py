@@ -286,46 +286,81 @@ def hold(srv, ips, per_ip, seconds, opener):
     """Keeps up to `per_ip` connections open from each address for
     `seconds`, reopening what the server closes, as an attacker would.
     Returns (attempts, longest lifetime of a connection the server took,
-    most held from one address at once)."""
+    most held from one address at once).
+
+    A thread of its own watches the open connections every 50 ms and
+    notes when each is closed: the opening loop can wait seconds on a
+    connect (the listen queue full), and a close seen only when it comes
+    back would count that wait into the connection's lifetime."""
     deadline = time.monotonic() + seconds
     live = {ip: [] for ip in ips}  # ip -> [(sock, opened_at)]
+    closed = {}  # sock -> when its close was first seen
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            with lock:
+                watched = [s for ip in ips for s, _ in live[ip] if s not in closed]
+            for s in watched:
+                try:
+                    gone = closed_by_peer(s)
+                except ValueError:  # closed here meanwhile: not the server's doing
+                    continue
+                if gone:
+                    seen = time.monotonic()
+                    with lock:
+                        closed.setdefault(s, seen)
+            stop.wait(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     attempts = 0
     longest = 0.0
     most = 0
-    for _round in range(100000):
-        now = time.monotonic()
-        if now >= deadline:
-            break
+    try:
+        for _round in range(100000):
+            if time.monotonic() >= deadline:
+                break
+            for ip in ips:
+                with lock:
+                    keep = []
+                    for s, at in live[ip]:
+                        if s in closed:
+                            life = closed.pop(s) - at
+                            if life > 1.0:  # taken, not refused at once
+                                longest = max(longest, life)
+                            s.close()
+                        else:
+                            keep.append((s, at))
+                    live[ip] = keep
+                for _ in range(per_ip - len(keep)):
+                    s = bound_socket(ip)
+                    s.settimeout(2)
+                    try:
+                        s.connect(srv.addr)
+                        opener(s, srv)
+                        s.setblocking(False)
+                        with lock:
+                            live[ip].append((s, time.monotonic()))
+                    except OSError:
+                        s.close()
+                    attempts += 1
+            time.sleep(0.5)
+            # Held: open connections the server has had for more than a second.
+            now = time.monotonic()
+            with lock:
+                for ip in ips:
+                    most = max(most, sum(1 for s, at in live[ip] if now - at > 1.0 and s not in closed))
+    finally:
+        stop.set()
+        watcher.join()
+        # Closes the watcher saw after the last round looked.
         for ip in ips:
-            keep = []
             for s, at in live[ip]:
-                if closed_by_peer(s):
-                    life = now - at
-                    if life > 1.0:  # taken, not refused at once
-                        longest = max(longest, life)
-                    s.close()
-                else:
-                    keep.append((s, at))
-            live[ip] = keep
-            for _ in range(per_ip - len(keep)):
-                s = bound_socket(ip)
-                s.settimeout(2)
-                try:
-                    s.connect(srv.addr)
-                    opener(s, srv)
-                    s.setblocking(False)
-                    live[ip].append((s, time.monotonic()))
-                except OSError:
-                    s.close()
-                attempts += 1
-        time.sleep(0.5)
-        # Held: open connections the server has had for more than a second.
-        now = time.monotonic()
-        for ip in ips:
-            most = max(most, sum(1 for s, at in live[ip] if now - at > 1.0 and not closed_by_peer(s)))
-    for ip in ips:
-        for s, _ in live[ip]:
-            s.close()
+                if s in closed and closed[s] - at > 1.0:
+                    longest = max(longest, closed[s] - at)
+                s.close()
     return attempts, longest, most
 
 
@@ -346,7 +381,9 @@ def one_address(binary, workdir, a, name, what, opener):
             attempts, longest, most = hold(srv, [fresh_ip()], a.conns, a.hold, opener)
         w.report(name)
         check(f"{name}.per_ip_cap", most <= 64, f"at most {most} held at once ({attempts} attempts)")
-        check(f"{name}.request_deadline", 0 < longest <= 10 + 2.5,
+        # The watcher sees a close within about 50 ms; a second covers a
+        # busy machine's scheduling, not the loop's own pace.
+        check(f"{name}.request_deadline", 0 < longest <= 10 + 1.0,
               f"longest an unfinished request was kept: {longest:.1f} s (deadline 10 s)")
     finally:
         srv.stop()
