@@ -188,6 +188,12 @@ struct Cpu {
     rest_ns: u64,
 }
 
+impl Cpu {
+    fn total_ns(self) -> u64 {
+        self.writer_ns + self.rest_ns
+    }
+}
+
 fn cpu(pid: &str) -> Option<Cpu> {
     let mut cpu = Cpu::default();
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
@@ -586,7 +592,7 @@ pub async fn index_creates(args: &Args) -> Result<(), String> {
                     (cpu0, cpu(&pid), load0, cpu("self"))
                 {
                     let us = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e3 / acked;
-                    let load = us(l0.writer_ns + l0.rest_ns, l1.writer_ns + l1.rest_ns);
+                    let load = us(l0.total_ns(), l1.total_ns());
                     eprintln!(
                         "{c} connections, round {r}, {}: CPU a create: writer {:.1} µs, \
                          the server's other threads {:.1} µs, the load {load:.1} µs; \
