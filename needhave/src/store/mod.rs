@@ -16,6 +16,7 @@
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
 pub mod hot_cold;
+pub mod index;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod migrate;
 pub mod session;
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value as Json};
 
 use crate::platform::{BoxFuture, MaybeSend};
-use crate::rules::hot::{HotSet, Tokens};
+use crate::rules::hot::HotSet;
 
 /// A bound parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,45 +128,6 @@ pub const NEW_WORDS: &str =
 pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT 'pgsz', 64 \
      WHERE (SELECT max(post) FROM words_new) >= 10000 \
      AND NOT EXISTS (SELECT 1 FROM post_words_config WHERE k = 'pgsz' AND v = 64)";
-
-/// The statements that end a create's batch for post `id`, its `words`
-/// (`rules::words::waiting_text`) waiting for the index, with its
-/// `tokens` from the writer's copy of the hot set (none, or too long for
-/// the row, [`WAITING_ROW_BYTES`]: the move finds them): [`NEW_WORDS`]
-/// (whose insert runs the move when it makes 64,
-/// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
-/// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
-/// takes ([`HotSet::extend`]), when there is a copy.
-#[inline(always)]
-pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
-    let words_bytes = words.len();
-    let new = prepare(NEW_WORDS).bind(id).bind(words);
-    let Some(t) = tokens else {
-        return vec![
-            new.bind(Value::Null)
-                .bind(Value::Null)
-                .bind(Value::Null)
-                .bind(Value::Null),
-            prepare(SMALL_LEAVES),
-        ];
-    };
-    let cold_bytes = t.cold.as_ref().map_or(0, String::len);
-    let row_bytes = words_bytes + t.text.len() + cold_bytes;
-    let cold = t.cold.map_or(Value::Null, Value::Text);
-    // Too long to share a page: no hot terms, and only what the cold part
-    // needs is handed.
-    let new = if row_bytes > WAITING_ROW_BYTES {
-        new.bind(Value::Null).bind(Value::Null).bind(Value::Null)
-    } else {
-        let candidates = serde_json::to_string(&t.candidates).unwrap_or_default();
-        new.bind(t.text).bind(candidates).bind(t.version)
-    };
-    vec![
-        new.bind(cold),
-        prepare(SMALL_LEAVES),
-        prepare(hot_cold::CATCH_UP).bind(t.version),
-    ]
-}
 
 /// What a post's row number is taken from to make its row number in the
 /// index of words (2^28, written out in every statement that reads or
@@ -310,8 +272,9 @@ pub trait Store: MaybeSend {
 /// at once and has no such clock, so there the version is always checked.
 ///
 /// It also keeps this database's hot set as far as this process has seen
-/// it (`rules::hot`): a create's tokens come from it, and the promotions
-/// each create's batch reads back go into it ([`index_words`]).
+/// it (`rules::hot`), for the index of words alone: [`index::Index`] takes
+/// a create's tokens from it and puts back the promotions each create's
+/// batch reads.
 pub struct Memo {
     entries: Mutex<Vec<Kept>>,
     clock: Clock,
@@ -375,7 +338,7 @@ impl Memo {
     /// hand no tokens over and the move finds them, one seek a term
     /// (`hot_cold::BEHIND`); the code that keeps a copy stays out of its
     /// build.
-    pub fn hot(&self) -> Option<std::sync::MutexGuard<'_, HotSet>> {
+    fn hot(&self) -> Option<std::sync::MutexGuard<'_, HotSet>> {
         #[cfg(target_arch = "wasm32")]
         return None;
         #[cfg(not(target_arch = "wasm32"))]
