@@ -104,3 +104,49 @@ fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement
         prepare(hot_cold::CATCH_UP).bind(t.version),
     ]
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn promotion(n: i64, prefix: &str) -> Row {
+        match json!({"n": n, "p": prefix}) {
+            serde_json::Value::Object(row) => row,
+            _ => unreachable!(),
+        }
+    }
+
+    /// The copy moves only through the door: a post's statements end with
+    /// the catch-up from the copy's version, the rows handed back to
+    /// `committed` bring it up, and the next post's statements carry the
+    /// new version and the hot terms it now knows. Without a copy there is
+    /// no catch-up and no hot term.
+    #[test]
+    fn the_copy_catches_up_through_the_door() {
+        let memo = Memo::new();
+        let index = Index { memo: Some(&memo) };
+        let first = index.statements(Kind::Need, "p1", "a gpu");
+        let catch_up = first.last().unwrap();
+        assert_eq!(
+            (catch_up.sql, &catch_up.params[..]),
+            (hot_cold::CATCH_UP, &[Value::Int(0)][..])
+        );
+        index.committed(&[promotion(1, "ⁿg"), promotion(2, "ⁿgp")]);
+        let second = index.statements(Kind::Need, "p2", "a gpu");
+        let catch_up = second.last().unwrap();
+        assert_eq!(catch_up.params, [Value::Int(2)]);
+        let words = &second[0];
+        assert_eq!(words.sql, NEW_WORDS);
+        assert_eq!(words.params[2], Value::Text("ⁿ·need ⁿg ⁿgp".into()));
+        assert_eq!(words.params[4], Value::Int(2));
+
+        let cold = Index::without_copy().statements(Kind::Need, "p3", "a gpu");
+        assert_eq!(
+            cold.iter().map(|s| s.sql).collect::<Vec<_>>(),
+            [NEW_WORDS, SMALL_LEAVES]
+        );
+        assert_eq!(cold[0].params[2], Value::Null);
+    }
+}
