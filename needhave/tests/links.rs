@@ -1,15 +1,25 @@
-//! The README is a front door and `docs/` holds the rest: every relative
-//! link in them must lead somewhere in the repository, and the README stays
-//! short enough to read at the door (at most 400 lines).
+//! The docs lead somewhere and read as guides, or a test fails:
+//!
+//! - every relative link in them leads to a file, and every `#anchor` to a
+//!   heading of the page it names;
+//! - the README stays a front door (400 lines at most) and each guide under
+//!   `docs/` reads in one sitting (450 lines at most);
+//! - no doc reads as a lab notebook: no commit hashes, no "issue N", no
+//!   run-by-run headings (history is git's).
+//!
+//! Each check also runs on a planted mistake, so a reader that finds
+//! nothing cannot pass. What the docs state of the code's limits and gates
+//! is checked in `readme.rs`.
 
-use std::path::{Path, PathBuf};
+mod docs;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use std::collections::HashMap;
+use std::path::Path;
+
+use docs::{documents, guides, read, rel, root};
+use regex::Regex;
+
+// ------------------------------------------------------------ links
 
 /// The targets of the Markdown links (`[text](target)`) and of the HTML
 /// `href`/`src` attributes in `text`, as written.
@@ -34,14 +44,68 @@ fn targets(text: &str) -> Vec<String> {
     out
 }
 
+/// The headings of a Markdown text, as a reader sees them (backticks
+/// left out), skipping fenced code, whose `#` lines are comments.
+fn headings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let title = line.trim_start_matches('#');
+        if title.starts_with(' ') {
+            out.push(title.trim().replace('`', ""));
+        }
+    }
+    out
+}
+
+/// GitHub's anchor of a heading: lower case, spaces made hyphens, every
+/// character but letters, digits, `-` and `_` left out.
+fn slug(heading: &str) -> String {
+    heading
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors a Markdown text has: one for each heading, a repeated one
+/// numbered as GitHub numbers it (`-1`, `-2`, …).
+fn anchors(text: &str) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    headings(text)
+        .iter()
+        .map(|h| {
+            let base = slug(h);
+            let n = seen.entry(base.clone()).or_default();
+            let anchor = match *n {
+                0 => base,
+                k => format!("{base}-{k}"),
+            };
+            *n += 1;
+            anchor
+        })
+        .collect()
+}
+
 /// The relative links of `text` (a file in `dir`) that name no file or
-/// folder of the repository.
+/// folder of the repository, or an anchor the Markdown page they name
+/// does not have.
 fn broken(text: &str, dir: &Path) -> Vec<String> {
     targets(text)
         .into_iter()
         .filter(|t| {
             !(t.is_empty()
-                || t.starts_with('#')
                 || t.starts_with('/')
                 || t.contains("://")
                 || t.starts_with("mailto:")
@@ -49,24 +113,23 @@ fn broken(text: &str, dir: &Path) -> Vec<String> {
         })
         .filter(|t| {
             // A link may carry a title (`path "title"`) and a fragment.
-            let path = t.split_whitespace().next().unwrap_or("");
-            let path = path.split('#').next().unwrap_or("");
-            !dir.join(path).exists()
+            let target = t.split_whitespace().next().unwrap_or("");
+            let (path, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let page = if path.is_empty() {
+                Some(text.to_string())
+            } else if !dir.join(path).exists() {
+                return true;
+            } else if path.ends_with(".md") {
+                std::fs::read_to_string(dir.join(path)).ok()
+            } else {
+                None
+            };
+            match page {
+                Some(page) if !fragment.is_empty() => !anchors(&page).iter().any(|a| a == fragment),
+                _ => false,
+            }
         })
         .collect()
-}
-
-fn documents() -> Vec<PathBuf> {
-    let root = root();
-    let mut files = vec![root.join("README.md"), root.join("CHANGELOG.md")];
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    files.extend(docs);
-    files
 }
 
 #[test]
@@ -77,10 +140,7 @@ fn every_relative_link_resolves() {
         let text = std::fs::read_to_string(&file).unwrap();
         links += targets(&text).len();
         for t in broken(&text, file.parent().unwrap()) {
-            bad.push(format!(
-                "{}: {t}",
-                file.strip_prefix(root()).unwrap().display()
-            ));
+            bad.push(format!("{}: {t}", rel(&file)));
         }
     }
     assert!(links > 20, "only {links} links read: the reader is broken");
@@ -94,22 +154,94 @@ fn every_relative_link_resolves() {
 #[test]
 fn a_broken_link_is_found() {
     let dir = root();
-    let text = "[ok](docs/finding.md#cursor) [web](https://example.com) \
-                [top](#top) [gone](docs/no-such-file.md) <img src=\"docs/none.png\">";
+    // Made here, so that this file itself holds no dead pointer.
+    let gone = ["docs/", "no-such-file.md"].concat();
+    let text = format!(
+        "# Top\n[ok](docs/finding.md#pages-and-cursors) [web](https://example.com) \
+         [top](#top) [gone]({gone}) <img src=\"docs/none.png\"> \
+         [lost](docs/finding.md#no-such-heading) [here](#nowhere)\n\
+         ```sh\n# not a heading\n```\n[code](#not-a-heading)"
+    );
+    let text = text.as_str();
     assert_eq!(
         broken(text, &dir),
-        ["docs/no-such-file.md", "docs/none.png"]
+        [
+            gone.as_str(),
+            "docs/finding.md#no-such-heading",
+            "#nowhere",
+            "#not-a-heading",
+            "docs/none.png",
+        ]
+    );
+    assert_eq!(
+        anchors("# A `b`: c, d's e\n## Twice\n## Twice"),
+        ["a-b-c-ds-e", "twice", "twice-1"]
     );
 }
 
+// ------------------------------------------------------------ lengths
+
 #[test]
 fn the_readme_is_a_front_door() {
-    let lines = std::fs::read_to_string(root().join("README.md"))
-        .unwrap()
-        .lines()
-        .count();
+    let lines = read("README.md").lines().count();
     assert!(
         lines <= 400,
         "README.md has {lines} lines; move guides to docs/"
     );
+}
+
+#[test]
+fn every_guide_reads_in_one_sitting() {
+    let guides = guides();
+    assert!(guides.len() > 10, "only {} guides found", guides.len());
+    let long: Vec<String> = guides
+        .iter()
+        .map(|g| (rel(g), std::fs::read_to_string(g).unwrap().lines().count()))
+        .filter(|(_, n)| *n > 450)
+        .map(|(g, n)| format!("{g}: {n} lines"))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "guides over 450 lines (split them by subject):\n{}",
+        long.join("\n")
+    );
+}
+
+// ------------------------------------------------------------ history
+
+/// What makes a doc a lab notebook rather than a guide: commit hashes,
+/// issue numbers, sessions and run-by-run headings.
+fn history(text: &str) -> Vec<String> {
+    let hash = Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap();
+    let said = Regex::new(r"(?i:\b(?:issue|session) #?\d+)|(?m:^#+ .*\bRuns? [A-Z]\b)").unwrap();
+    let hashes = hash.find_iter(text).map(|m| m.as_str()).filter(|h| {
+        h.bytes().any(|b| b.is_ascii_digit()) && h.bytes().any(|b| b.is_ascii_lowercase())
+    });
+    hashes
+        .chain(said.find_iter(text).map(|m| m.as_str()))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_docs_carry_no_history() {
+    let mut found = Vec::new();
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for h in history(&text) {
+            found.push(format!("{}: {h}", rel(&file)));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "history in the docs (say it in the present; the history is git's):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_history_is_found() {
+    let text = "Measured at e877fa8, after issue 13.\n### Runs J and K\n\
+                A row of 1000000 posts, U+FDFA, 0x10, the word deadbeef, session keys.";
+    assert_eq!(history(text), ["e877fa8", "issue 13", "### Runs J"]);
 }
