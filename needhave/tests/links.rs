@@ -2,6 +2,9 @@
 //!
 //! - every relative link in them leads to a file, and every `#anchor` to a
 //!   heading of the page it names;
+//! - every pointer from the code into a doc (`docs/finding.md, "Pages
+//!   and cursors"` in a comment) names a doc that exists and a heading it
+//!   has;
 //! - the README stays a front door (400 lines at most) and each guide under
 //!   `docs/` reads in one sitting (450 lines at most);
 //! - no doc reads as a lab notebook: no commit hashes, no "issue N", no
@@ -14,7 +17,7 @@
 mod docs;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use docs::{documents, guides, read, rel, root};
 use regex::Regex;
@@ -244,4 +247,140 @@ fn a_history_is_found() {
     let text = "Measured at e877fa8, after issue 13.\n### Runs J and K\n\
                 A row of 1000000 posts, U+FDFA, 0x10, the word deadbeef, session keys.";
     assert_eq!(history(text), ["e877fa8", "issue 13", "### Runs J"]);
+}
+
+// ------------------------------------------------------------ pointers
+
+/// Files whose pointers this branch cannot mend while another engineer's
+/// work in them lands: each pointer here must still be there and still
+/// lead nowhere, so that the list empties as they are mended.
+const AWAITING: &[(&str, &str, &str)] = &[
+    ("bench/src/disk.rs", "docs/finding.md", "The disk bound"),
+    (
+        "bench/src/search.rs",
+        "docs/finding.md",
+        "Instructions per query",
+    ),
+];
+
+/// The pointers into the docs in `text`: a doc (a Markdown file under
+/// `docs/`, or the README) and, when a quoted heading follows it (after a
+/// comma, a space or a parenthesis), that heading, read across the line
+/// breaks of a comment.
+fn pointers(text: &str) -> Vec<(String, Option<String>)> {
+    // Between the doc and its heading: commas, spaces, a parenthesis, and
+    // the markers of a comment that goes on to the next line.
+    let doc = Regex::new(
+        r#"(?:^|[^/\w])(docs/[\w./-]+\.md\b|README(?:\.md)?)`?((?:,|\s|\(|//[!/]?|--|#)+")?"#,
+    )
+    .unwrap();
+    let markers = Regex::new(r"^\s*(?://[!/]?|--|#|\*)?\s*").unwrap();
+    doc.captures_iter(text)
+        .map(|c| {
+            let file = match &c[1] {
+                "README" => "README.md".to_string(),
+                f => f.to_string(),
+            };
+            let heading = c.get(2).map(|open| {
+                let rest = &text[open.end()..];
+                let quoted = &rest[..rest.find('"').unwrap_or(0)];
+                quoted
+                    .lines()
+                    .map(|l| markers.replace(l, "").trim().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            (file, heading)
+        })
+        .collect()
+}
+
+/// The pointers of `text` that name a doc the repository does not have, or
+/// a heading that doc does not have.
+fn dead_pointers(text: &str) -> Vec<String> {
+    pointers(text)
+        .into_iter()
+        .filter_map(|(file, heading)| {
+            let Ok(doc) = std::fs::read_to_string(root().join(&file)) else {
+                return Some(file);
+            };
+            let heading = heading?;
+            let known = headings(&doc).contains(&heading);
+            (!known).then(|| format!("{file}, \"{heading}\""))
+        })
+        .collect()
+}
+
+/// Every text file of the repository a pointer could be in: the code, the
+/// schema and migrations, the scripts, the tests and the docs.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.is_dir() {
+            let skipped = ["target", "node_modules", "build", "corpus", "artifacts"];
+            if !skipped.contains(&name.as_ref()) && (!name.starts_with('.') || name == ".ci") {
+                sources(&path, out);
+            }
+        } else if std::fs::metadata(&path).is_ok_and(|m| m.len() < 1 << 20) {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_pointer_into_the_docs_names_a_heading() {
+    let mut files = Vec::new();
+    sources(&root(), &mut files);
+    let (mut dead, mut awaiting, mut read) = (Vec::new(), Vec::new(), 0);
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue; // not text
+        };
+        let name = rel(&file);
+        read += pointers(&text).iter().filter(|(_, h)| h.is_some()).count();
+        for p in dead_pointers(&text) {
+            match AWAITING
+                .iter()
+                .find(|(f, d, h)| *f == name && p == format!("{d}, \"{h}\""))
+            {
+                Some(known) => awaiting.push(*known),
+                None => dead.push(format!("{name}: {p}")),
+            }
+        }
+    }
+    assert!(
+        read > 20,
+        "only {read} pointers to a heading read: the reader is broken"
+    );
+    assert!(
+        dead.is_empty(),
+        "pointers into the docs that lead nowhere (name the file and the heading as it is):\n{}",
+        dead.join("\n")
+    );
+    let mended: Vec<_> = AWAITING.iter().filter(|a| !awaiting.contains(a)).collect();
+    assert!(
+        mended.is_empty(),
+        "mended, so no longer awaited: take them out of AWAITING: {mended:?}"
+    );
+}
+
+#[test]
+fn a_dead_pointer_is_found() {
+    // Made here, so that this file itself holds no dead pointer.
+    let (doc, nowhere) = ("docs/finding.md", ["docs/", "nowhere.md"].concat());
+    let text = format!(
+        "//! See {doc}, \"Pages and cursors\", and {doc} (\"Upgrading a\n\
+         //! database\"), and `{doc}`, \"Pages\n//! and nothing\".\n\
+         -- {nowhere}, and README \"The calls\", and README.md, \"No such part\",\n\
+         # but bench/README.md is another README, and \"{doc}\" a string."
+    );
+    assert_eq!(
+        dead_pointers(&text),
+        [
+            "docs/finding.md, \"Pages and nothing\"",
+            nowhere.as_str(),
+            "README.md, \"No such part\"",
+        ]
+    );
 }
