@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The power-loss test of `needhave serve` (README "Performance"): on a FUSE
+# The power-loss test of `needhave serve` (docs/design/group-commit.md,
+# "Power loss"): on a FUSE
 # filesystem that forgets every write not yet fsynced when the power is cut
 # (bench/powercut), concurrent creates, the cut, a remount and a restart.
 # With the server's synchronous=FULL every post answered 201 must be there;

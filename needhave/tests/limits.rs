@@ -561,8 +561,8 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
         // Every size but one case's: a list of Han notes is over the bound
         // while its segments are apart, each holding the pairs once, and
         // notes of pairs that never come back are over it at any size
-        // (docs/finding.md, "At every size, and pairs that are really
-        // new"). Only this case's last size, its segments merged, is held.
+        // (docs/design/search-costs.md, "The disk bound"). Only this
+        // case's last size, its segments merged, is held.
         let every_size = label != HAN_7_APART;
         let (per_post, bound) = disk_per_post(label, n, every_size, note).await;
         assert!(

@@ -146,7 +146,8 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
 fn view(row: crate::store::Row) -> Option<PostView> {
     // A walk of the row by value rather than a removal by name: the walk
     // is the code the map's drop already links into the Worker, a removal
-    // would link more (docs/finding.md, "Figures").
+    // would link more (docs/design/worker-size.md, "Crates or hand-written
+    // code").
     let (mut id, mut kind, mut note) = (None, None, None);
     for (col, value) in row {
         if let serde_json::Value::String(s) = value {

@@ -106,7 +106,7 @@ pub const PENDING_MAX: i64 = 64;
 /// out are every hot prefix of every term, several times the words of a
 /// note of common words; a post of 500 Han letters, its words alone
 /// 1.5 KiB, would otherwise cost the list a page of `words_new` beside
-/// its own row (`docs/finding.md`, "The disk bound").
+/// its own row (`docs/design/search-costs.md`, "The disk bound").
 pub const WAITING_ROW_BYTES: usize = 1_900;
 
 /// The statements that end a create's batch, after its insert (one
@@ -134,7 +134,8 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
 /// writes the index). Any constant reverses the order; this one keeps the
 /// number small, since FTS5 writes the first row number of a list on each
 /// leaf whole, as a varint: 4 bytes below 2^28 posts, where a negated
-/// number is 9 (docs/finding.md, "Instructions per query"). Past 2^28 posts the
+/// number is 9 (docs/design/search-index.md, "Newest first: row numbers
+/// reversed"). Past 2^28 posts the
 /// numbers go below zero and still fall as posts are added: the order
 /// holds, only the bytes grow.
 pub const WORDS_BASE: i64 = 1 << 28;
@@ -145,8 +146,8 @@ pub const WORDS_BASE: i64 = 1 << 28;
 /// for a list that fills four leaves or more; any shorter list, in any
 /// segment, is stepped a row number at a time. Small leaves give the list
 /// of a common word a doclist index in all but the smallest segments, so a
-/// deep page costs about what its first does (docs/finding.md, "Deep
-/// pages").
+/// deep page costs about what its first does (docs/design/search-index.md,
+/// "Leaves, and deep pages").
 pub const WORDS_LEAF: i64 = 64;
 
 /// The bytes of a leaf of the index of words in a list of fewer than
@@ -154,8 +155,8 @@ pub const WORDS_LEAF: i64 = 64;
 /// fresh file's included). A leaf is a row of `post_words_data`, and most
 /// small leaves begin a term that `post_words_idx` keeps a row for, so a
 /// word no other note holds costs small leaves about twice what it costs
-/// in these; most words are new to a young list (docs/finding.md, "The
-/// disk bound").
+/// in these; most words are new to a young list
+/// (docs/design/search-costs.md, "The disk bound").
 pub const WORDS_LEAF_YOUNG: i64 = 4050;
 
 /// The posts from which the index writes [`WORDS_LEAF`]: a page deeper

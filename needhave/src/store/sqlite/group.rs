@@ -17,7 +17,7 @@
 //! (`--group-max`, `--group-wait-us`), since what they trade depends on the
 //! operator's disk. The defaults come from the sweep (`bash
 //! bench/group-sweep.sh`; the tables and the load they were measured under
-//! are in README "Performance", "Group commit: where a group closes"):
+//! are in docs/design/group-commit.md, "Where a group closes"):
 //!
 //! - **The cap must not bind below the writes in flight.** Every cap under
 //!   the connection count lost: at 64 connections a cap of 16 gave 0.23 to
