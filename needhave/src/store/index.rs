@@ -1,5 +1,6 @@
-//! The index of words as a create writes it: the one door between a
-//! handler and the index's write side.
+//! The index of words as a create writes it and as the sweep takes ended
+//! posts out of it: the one door between the rest of the list and the
+//! index's write side.
 //!
 //! A create hands its post to [`Index::statements`] and puts the
 //! statements it gets back in its batch, after the insert (one
@@ -11,11 +12,25 @@
 //! waiting row may be, the small leaves, and the catch-up of the copy with
 //! the promotions the batch reads back. A handler changes none of it, and
 //! reads none of it to change.
+//!
+//! A post that ends (closed, removed, expired) leaves every answer at once
+//! by the `live` table; [`sweep`] then takes it out of the index, so that a
+//! page of a common word does not walk the ended posts' entries. The index
+//! is contentless, so a post leaves it by FTS5's `'delete'` with the terms
+//! it was written under, which depend on the hot set when it moved and on
+//! the promotions since. [`superset`] gives every term the index can hold
+//! for a post, from its note as [`Index::statements`] takes its words (so
+//! that the two change together); the sweep's SQL keeps of it what the
+//! index holds now: nothing of a post that is not in a part, and of one
+//! that is, the prefixes the hot set holds (the hot part) and the terms the
+//! part holds (the cold part). Exactly, not a superset: FTS5 takes a
+//! delete's terms off its totals, held or not, and refuses a table whose
+//! totals would go below zero as malformed.
 
-use super::{hot_cold, prepare, Memo, Row, RowExt, Statement, Store, Value};
-use super::{NEW_WORDS, SMALL_LEAVES, WAITING_ROW_BYTES};
-use crate::rules::hot::Tokens;
-use crate::rules::words::waiting_text;
+use super::{hot_cold, prepare, Memo, Row, RowExt, Statement, Store, StoreExt, Value};
+use super::{StoreResult, NEW_WORDS, SMALL_LEAVES, WAITING_ROW_BYTES};
+use crate::rules::hot::{Tokens, DEEPEST};
+use crate::rules::words::{expanded, kind_mark, kind_term, marked, terms, waiting_text};
 use crate::rules::Kind;
 
 /// The index of one store, as its creates write it.
@@ -103,6 +118,268 @@ fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement
         prepare(SMALL_LEAVES),
         prepare(hot_cold::CATCH_UP).bind(t.version),
     ]
+}
+
+/// Every term the index can hold for a post, in each part, each once: what
+/// the sweep deletes it with, once its SQL has kept only what the index
+/// holds ([`SWEEP_HOT`], [`SWEEP_COLD`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Superset {
+    /// The hot part's: its kind's term with the mark, then every prefix of
+    /// two to [`DEEPEST`] characters (the mark counted) of each of its
+    /// marked terms. What a writer's copy hands over, what the move finds
+    /// (`hot_cold::NEAR`, `BEHIND`) and what a promotion adds
+    /// (`hot_cold::HOT`) are all hot prefixes of its terms, at most that
+    /// deep.
+    pub hot: String,
+    /// The cold part's: its kind's term (unmarked), then its terms, marked
+    /// (`words::marked`), what the move writes when the writer hands no
+    /// `cold`; a writer's `cold` is some of them
+    /// (`rules::hot::Tokens::cold`).
+    pub cold: String,
+}
+
+/// The terms the index can hold for a post of `kind` whose note is `note`
+/// ([`Superset`]).
+pub fn superset(kind: Kind, note: &str) -> Superset {
+    let waiting = waiting_text(kind, note);
+    let mark = kind_mark(kind);
+    let marked_terms: Vec<String> = terms(&waiting)
+        .map(|term| {
+            let mut m = String::with_capacity(term.len() + mark.len_utf8());
+            m.push(mark);
+            m.push_str(term);
+            m
+        })
+        .collect();
+    // The end of each prefix of 2, 3 … characters: where the third, fourth
+    // … character begins, then the whole term.
+    let mut prefixes: Vec<&str> = marked_terms
+        .iter()
+        .flat_map(|m| {
+            m.char_indices()
+                .map(|(at, _)| at)
+                .skip(2)
+                .chain(std::iter::once(m.len()))
+                .take(DEEPEST - 1)
+                .map(move |end| &m[..end])
+        })
+        .collect();
+    prefixes.sort_unstable();
+    prefixes.dedup();
+    let mut hot = String::new();
+    hot.push(mark);
+    hot.push_str(kind_term(kind));
+    for prefix in prefixes {
+        hot.push(' ');
+        hot.push_str(prefix);
+    }
+    // A pair two runs share comes twice in the terms: once here.
+    let all = marked(kind, &expanded(&waiting));
+    let mut cold = String::new();
+    for (i, term) in all.split(' ').enumerate() {
+        if !all.split(' ').take(i).any(|t| t == term) {
+            if i > 0 {
+                cold.push(' ');
+            }
+            cold.push_str(term);
+        }
+    }
+    Superset { hot, cold }
+}
+
+/// Posts one round of the sweep takes at most, of each of its two kinds
+/// (ends by a row, ends by time), natively.
+pub const SWEEP_ROUND: usize = 256;
+
+/// The bytes of terms one round of the sweep hands the store at most (a
+/// round ends early past them, at least one post taken): a post's terms
+/// are a few kilobytes at worst (a note of long words, every prefix of
+/// each), and D1 takes a bound text of at most 2 MB.
+pub const SWEEP_BYTES: usize = 256 * 1024;
+
+/// What the sweep has still to take out of the index, `?2` at most of
+/// each kind: the ends of posts by a row (closes, removals) past the
+/// sweep's mark, in order, each with its post's row number, kind and note
+/// when the post was in the index then (`indexed`); then the open posts
+/// whose expiry has passed by `?1`, with theirs. A few seeks of indexes
+/// when there is nothing to do.
+pub const SWEEP_FIND: &str = "SELECT e.n AS n, p.rowid AS post, p.kind AS kind, p.note AS note \
+     FROM (SELECT n, post, indexed FROM post_ends \
+     WHERE n > coalesce((SELECT ends FROM sweep_mark WHERE one = 1), 0) ORDER BY n LIMIT ?2) e \
+     LEFT JOIN posts p ON e.indexed = 1 AND p.rowid = e.post \
+     UNION ALL SELECT NULL, p.rowid, p.kind, p.note \
+     FROM (SELECT post FROM live WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2) l \
+     JOIN posts p ON p.rowid = l.post";
+
+/// Takes posts out of the hot part. `?1` is a JSON array of `[row number,
+/// kind's term, [prefixes…]]` ([`Superset::hot`]), the row numbers
+/// falling, so that their reversed numbers rise and FTS5 writes the
+/// round's deletes as one segment. A post the part does not hold (its
+/// words still wait, or a sweep took it already) is left alone; of one it
+/// holds, its kind's term and the prefixes the hot set holds are deleted:
+/// the move wrote each prefix that was hot then, a promotion each one
+/// since, and the hot set only grows.
+pub const SWEEP_HOT: &str = "INSERT INTO post_words (post_words, rowid, words) \
+     SELECT 'delete', e.r, e.k || coalesce((SELECT ' ' || group_concat(t.value, ' ') \
+     FROM json_each(e.s) t WHERE t.value IN (SELECT p FROM hot_prefixes)), '') \
+     FROM (SELECT 268435456 - json_extract(j.value, '$[0]') AS r, json_extract(j.value, '$[1]') AS k, \
+     json_extract(j.value, '$[2]') AS s FROM json_each(?1) j) e \
+     WHERE EXISTS (SELECT 1 FROM post_words w WHERE w.post_words MATCH '\"' || e.k || '\"' \
+     AND w.rowid = e.r)";
+
+/// Takes posts out of the cold part, as [`SWEEP_HOT`] does the hot: `?1`
+/// holds `[row number, kind's term, [terms…]]` ([`Superset::cold`]), and
+/// of a post the part holds, its kind's term, each term the hot set does
+/// not hold whole (the move wrote all of those), and each term it holds
+/// whole that the part holds for the post (a writer whose copy knew the
+/// term hot to its end left it out; one whose copy did not, or a move with
+/// no `cold` from its writer, wrote it): a seek of that term's list, for
+/// the common words of a note only.
+pub const SWEEP_COLD: &str = "INSERT INTO post_cold (post_cold, rowid, words) \
+     SELECT 'delete', e.r, e.k || coalesce((SELECT ' ' || group_concat(t.value, ' ') \
+     FROM json_each(e.s) t WHERE t.value NOT IN (SELECT p FROM hot_prefixes) \
+     OR EXISTS (SELECT 1 FROM post_cold h WHERE h.post_cold MATCH '\"' || t.value || '\"' \
+     AND h.rowid = e.r)), '') \
+     FROM (SELECT 268435456 - json_extract(j.value, '$[0]') AS r, json_extract(j.value, '$[1]') AS k, \
+     json_extract(j.value, '$[2]') AS s FROM json_each(?1) j) e \
+     WHERE EXISTS (SELECT 1 FROM post_cold c WHERE c.post_cold MATCH '\"' || e.k || '\"' \
+     AND c.rowid = e.r)";
+
+/// The words of the posts of `?1` (a JSON array of row numbers) that
+/// still wait for the move: they never reach the index.
+pub const SWEEP_WAITING: &str =
+    "DELETE FROM words_new WHERE post IN (SELECT value FROM json_each(?1))";
+
+/// The expired posts of `?1` (a JSON array of row numbers) out of `live`,
+/// each only if its expiry has passed by `?2`.
+pub const SWEEP_LIVE: &str =
+    "DELETE FROM live WHERE post IN (SELECT value FROM json_each(?1)) AND expires_at <= ?2";
+
+/// The sweep's mark moved to `?1`, the last end it took (never back: two
+/// sweeps may run at once).
+pub const SWEEP_MARK: &str = "INSERT INTO sweep_mark (one, ends) VALUES (1, ?1) \
+     ON CONFLICT (one) DO UPDATE SET ends = max(ends, excluded.ends)";
+
+/// The statement that finds a round of the sweep's work ([`SWEEP_FIND`]),
+/// at `now_ms`, `max` of each kind.
+pub fn to_sweep(now_ms: i64, max: usize) -> Statement {
+    prepare(SWEEP_FIND)
+        .bind(now_ms)
+        .bind(i64::try_from(max).unwrap_or(i64::MAX))
+}
+
+/// `[row number, first term, [the other terms…]]` for each post of
+/// `posts`, as [`SWEEP_HOT`] and [`SWEEP_COLD`] take them, from `terms`
+/// (a text of terms separated by spaces); JSON written here, a term being
+/// a JSON string like any other.
+pub fn sweep_json<'a>(posts: impl Iterator<Item = (i64, &'a str)>) -> String {
+    let mut out = Vec::from(&b"["[..]);
+    for (i, (post, terms)) in posts.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        out.extend_from_slice(post.to_string().as_bytes());
+        let mut terms = terms.split(' ');
+        out.push(b',');
+        // Writing to a Vec cannot fail, and a str always serializes.
+        let _ = serde_json::to_writer(&mut out, terms.next().unwrap_or_default());
+        out.extend_from_slice(b",[");
+        for (j, term) in terms.enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            let _ = serde_json::to_writer(&mut out, term);
+        }
+        out.extend_from_slice(b"]]");
+    }
+    out.push(b']');
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// The write batch of one round of the sweep, from the rows
+/// [`to_sweep`] read, and how many ends it takes (none: nothing to do, and
+/// no statement): each post that was open out of both parts of the index
+/// ([`SWEEP_HOT`], [`SWEEP_COLD`]) and out of `words_new`, each expired
+/// post out of `live`, and the mark to the last end taken. A round stops
+/// early past [`SWEEP_BYTES`] of terms; what it leaves, the next reads
+/// again.
+///
+/// What runs between the read and this write changes nothing: a move
+/// that took a post's words out of `words_new` meanwhile put them in the
+/// index, where the write finds them; a post taken twice (two sweeps at
+/// once) is found in neither part the second time.
+pub fn sweep_statements(rows: &[Row], now_ms: i64) -> (Vec<Statement>, usize) {
+    // The ends by a row in their order, then the expired posts.
+    let mut ends: Vec<(i64, &Row)> = rows.iter().filter_map(|r| Some((r.int("n")?, r))).collect();
+    ends.sort_unstable_by_key(|(n, _)| *n);
+    let expired = rows.iter().filter(|r| r.int("n").is_none());
+    let work = ends
+        .iter()
+        .map(|(n, r)| (Some(*n), *r))
+        .chain(expired.map(|r| (None, r)));
+    let (mut taken, mut bytes, mut mark) = (0, 0, None);
+    let mut open: Vec<(i64, Superset)> = Vec::new();
+    let mut gone: Vec<i64> = Vec::new();
+    for (n, row) in work {
+        let post = row.int("post");
+        let terms = match (post, row.str("kind").and_then(Kind::parse), row.str("note")) {
+            (Some(_), Some(kind), Some(note)) => Some(superset(kind, note)),
+            _ => None,
+        };
+        let size = terms.as_ref().map_or(0, |t| t.hot.len() + t.cold.len());
+        if taken > 0 && bytes + size > SWEEP_BYTES {
+            break;
+        }
+        bytes += size;
+        taken += 1;
+        match n {
+            Some(n) => mark = Some(n),
+            None => gone.extend(post),
+        }
+        if let (Some(post), Some(terms)) = (post, terms) {
+            open.push((post, terms));
+        }
+    }
+    // Newest first: the reversed row numbers rise.
+    open.sort_unstable_by_key(|(post, _)| std::cmp::Reverse(*post));
+    open.dedup_by_key(|(post, _)| *post);
+    let mut statements = Vec::new();
+    if !open.is_empty() {
+        let hot = sweep_json(open.iter().map(|(p, t)| (*p, t.hot.as_str())));
+        let cold = sweep_json(open.iter().map(|(p, t)| (*p, t.cold.as_str())));
+        let posts: Vec<String> = open.iter().map(|(p, _)| p.to_string()).collect();
+        statements.push(prepare(SWEEP_HOT).bind(hot));
+        statements.push(prepare(SWEEP_COLD).bind(cold));
+        statements.push(prepare(SWEEP_WAITING).bind(format!("[{}]", posts.join(","))));
+    }
+    if !gone.is_empty() {
+        let posts: Vec<String> = gone.iter().map(i64::to_string).collect();
+        statements.push(
+            prepare(SWEEP_LIVE)
+                .bind(format!("[{}]", posts.join(",")))
+                .bind(now_ms),
+        );
+    }
+    if let Some(n) = mark {
+        statements.push(prepare(SWEEP_MARK).bind(n));
+    }
+    (statements, taken)
+}
+
+/// One round of the sweep, at `now_ms`: reads up to `max` ends by a row
+/// and `max` expired posts ([`to_sweep`]), takes them out of the index in
+/// one write batch ([`sweep_statements`]), and returns how many ends it
+/// took; 0 when nothing was left. Two round trips; it deletes no row of
+/// `posts` or `messages`, only what the index and `live` hold of them.
+pub async fn sweep(store: &dyn Store, now_ms: i64, max: usize) -> StoreResult<usize> {
+    let rows = store.all(to_sweep(now_ms, max)).await?;
+    let (statements, taken) = sweep_statements(&rows, now_ms);
+    if !statements.is_empty() {
+        store.batch(statements).await?;
+    }
+    Ok(taken)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
