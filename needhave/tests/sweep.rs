@@ -821,3 +821,76 @@ async fn the_sweep_reads_only_ended_posts() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[2].get("post").and_then(Value::as_i64), Some(3));
 }
+
+/// The index written again (a native upgrade's `fill_index`, and
+/// `needhave d1-words` on D1) leaves an ended post out, as the sweep
+/// does: an ended post is not in `live`.
+#[test]
+fn an_index_written_again_leaves_ended_posts_out() {
+    let conn = Connection::open_in_memory().unwrap();
+    needhave::store::migrate::apply(&conn).unwrap();
+    let post = |rowid: i64| {
+        conn.execute(
+            "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at) \
+             VALUES (?1, printf('%032x', ?1), 'need', 'an old bike ' || ?1, 'h', 'ip', ?1)",
+            [rowid],
+        )
+        .unwrap();
+    };
+    let close = |rowid: i64| {
+        conn.execute(
+            "INSERT INTO messages (id, post_id, role, ip_hash, created_at) \
+             VALUES (printf('c%031x', ?1), printf('%032x', ?1), 'close', 'closer', ?1)",
+            [rowid],
+        )
+        .unwrap();
+    };
+    for rowid in 1..=100 {
+        post(rowid);
+    }
+    for rowid in (1..=100).filter(|r| r % 3 == 0) {
+        close(rowid);
+    }
+    assert_eq!(needhave::store::migrate::fill_index(&conn).unwrap(), 67);
+    let indexed = |part: &str| -> BTreeSet<i64> {
+        let mut s = conn
+            .prepare(&format!(
+                "SELECT {WORDS_BASE} - rowid FROM {part} WHERE {part} MATCH ?1"
+            ))
+            .unwrap();
+        let any = if part == "post_words" {
+            needhave::rules::words::ANY_INDEXED
+        } else {
+            needhave::rules::words::ANY_COLD
+        };
+        let rows: BTreeSet<i64> = s
+            .query_map([any], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows
+    };
+    let open: BTreeSet<i64> = (1..=100).filter(|r| r % 3 != 0).collect();
+    assert_eq!(indexed("post_words"), open);
+    assert_eq!(indexed("post_cold"), open);
+    // What `needhave d1-words` asks for: the open posts the index lacks.
+    for rowid in 101..=110 {
+        post(rowid);
+    }
+    close(104);
+    let (_, unindexed) = needhave::store::migrate::D1_UNINDEXED
+        .split_once("; ")
+        .unwrap();
+    let mut s = conn.prepare(unindexed).unwrap();
+    let ids: Vec<String> = s
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let want: Vec<String> = (101..=110)
+        .rev()
+        .filter(|r| *r != 104)
+        .map(|r| format!("{r:032x}"))
+        .collect();
+    assert_eq!(ids, want);
+}

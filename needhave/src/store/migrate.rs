@@ -211,9 +211,10 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
     Ok((keyed, old.len() - keyed))
 }
 
-/// Indexes the words of every post not waiting in `words_new` (all of
-/// them: the upgrade makes the index anew; a seed of posts written
-/// directly), in both parts, as the move writes them: the hot set is
+/// Indexes the words of every open post (in `live`) not waiting in
+/// `words_new` (all of them: the upgrade makes the index anew; a seed of
+/// posts written directly), in both parts, as the move writes them; an
+/// ended post stays out, as the sweep leaves it. The hot set is
 /// counted first ([`hot::counted`], each prefix that [`hot::PROMOTED_AT`]
 /// posts share), then each post gets what a writer with that copy gives
 /// it ([`HotSet::parts`]), under its row number reversed, newest first
@@ -223,7 +224,7 @@ pub fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
     let posts: Vec<(i64, String, Kind, String)> = conn
         .prepare(
             "SELECT rowid, id, kind, note FROM posts WHERE rowid NOT IN (SELECT post FROM words_new) \
-             ORDER BY rowid DESC",
+             AND rowid IN (SELECT post FROM live) ORDER BY rowid DESC",
         )?
         .query_map([], |r| {
             Ok((
@@ -272,7 +273,7 @@ pub fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
 
 /// For D1, where SQL cannot compute the words: reads what `wrangler d1
 /// execute DB --json --command` prints for [`D1_UNINDEXED`] (the hot set,
-/// and the posts the index does not hold, newest first) and returns the
+/// and the open posts the index does not hold, newest first) and returns the
 /// SQL that indexes them, for `wrangler d1 execute DB --file`, as the
 /// native upgrade does ([`fill_index`]): the prefixes those posts make hot
 /// (counted as [`hot::counted`] counts them), then each post's terms in
@@ -327,12 +328,15 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
         let (hot, cold) = copy.parts(*kind, id, words);
         // Both guarded by the cold part, the hot part's first: a post that
         // a Worker of an earlier release moved into the hot part alone gets
-        // its terms in both (a term written twice for a post is one).
+        // its terms in both (a term written twice for a post is one). And
+        // by `live`: a post that ended since the query stays out, as the
+        // sweep leaves it.
         for (table, text) in [("post_words", &hot), ("post_cold", &cold)] {
             let text = hex::encode(text.as_bytes());
             sql.push_str(&format!(
                 "INSERT INTO {table} (rowid, words) SELECT 268435456 - rowid, CAST(X'{text}' AS TEXT) \
                  FROM posts WHERE id = '{id}' AND rowid NOT IN (SELECT post FROM words_new) \
+                 AND rowid IN (SELECT post FROM live) \
                  AND NOT EXISTS (SELECT 1 FROM post_cold \
                  WHERE post_cold MATCH '{ANY_COLD}' AND post_cold.rowid = 268435456 - posts.rowid);\n"
             ));
@@ -343,12 +347,14 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
 }
 
 /// The query whose `--json` output [`d1_word_inserts`] reads: the hot set
-/// (each prefix with its number), then the posts the index does not hold
-/// and whose words do not wait in `words_new`, newest first (so that the
-/// reversed row numbers the INSERTs write ascend).
+/// (each prefix with its number), then the open posts the index does not
+/// hold and whose words do not wait in `words_new`, newest first (so that
+/// the reversed row numbers the INSERTs write ascend). An ended post is
+/// not asked for: the sweep took it out of the index.
 pub const D1_UNINDEXED: &str = "SELECT rowid AS n, p FROM hot_prefixes ORDER BY rowid; \
      SELECT id, kind, note FROM posts \
-     WHERE rowid NOT IN (SELECT post FROM words_new) AND (268435456 - rowid NOT IN \
+     WHERE rowid NOT IN (SELECT post FROM words_new) AND rowid IN (SELECT post FROM live) \
+     AND (268435456 - rowid NOT IN \
      (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"') \
      OR 268435456 - rowid NOT IN \
      (SELECT rowid FROM post_cold WHERE post_cold MATCH '\"\u{b7}need\" OR \"\u{b7}have\"')) \
