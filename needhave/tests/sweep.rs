@@ -894,3 +894,87 @@ fn an_index_written_again_leaves_ended_posts_out() {
         .collect();
     assert_eq!(ids, want);
 }
+
+/// `needhave serve` sweeps without being asked: a post closed by a row
+/// written beside the server (as the operator's removal is, on the file
+/// it serves) leaves the index within a few seconds, and the server goes
+/// on finding the others.
+#[tokio::test]
+async fn needhave_serve_sweeps_ended_posts_out_of_the_index() {
+    let dir = common::scratch("sweep-serve");
+    let db = dir.join("list.db");
+    let server = common::Owned::spawn("127.0.0.1:0", db.to_str().unwrap(), &[]);
+    // 70 posts, ten a client (the create rate): the first 64 move into
+    // the index.
+    let word = format!("w{}", &common::fresh_note("").replace(['#', ' '], "")[..12]);
+    let mut ids = Vec::new();
+    for _ in 0..7 {
+        let ip = common::fresh_ip();
+        for _ in 0..10 {
+            let note = format!("{word} {}", common::fresh_note("a post the server sweeps"));
+            let body = serde_json::json!({"kind": "have", "note": note});
+            let r = common::send_to(
+                &server,
+                ip,
+                "POST",
+                "/posts",
+                Some(body.to_string().into_bytes()),
+                &[],
+            )
+            .await;
+            assert_eq!(r.status, 201, "{}", r.text());
+            ids.push(r.json()["id"].as_str().unwrap().to_string());
+        }
+    }
+    let conn = Connection::open(&db).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    let rowid = |id: &str| -> i64 {
+        conn.query_row("SELECT rowid FROM posts WHERE id = ?1", [id], |r| r.get(0))
+            .unwrap()
+    };
+    let in_index = |rowid: i64| -> (bool, bool) {
+        let held = |part: &str, term: &str| -> bool {
+            conn.query_row(
+                &format!("SELECT count(*) FROM {part} WHERE {part} MATCH ?1 AND rowid = ?2"),
+                rusqlite::params![format!("\"{term}\""), WORDS_BASE - rowid],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap()
+                > 0
+        };
+        (
+            held("post_words", "\u{2b0}\u{b7}have"),
+            held("post_cold", "\u{b7}have"),
+        )
+    };
+    let (closed, kept) = (rowid(&ids[2]), rowid(&ids[3]));
+    assert_eq!(in_index(closed), (true, true));
+    conn.execute(
+        "INSERT INTO messages (id, post_id, role, ip_hash, created_at) \
+         VALUES ('c0000000000000000000000000000001', ?1, 'close', 'closer', 1)",
+        [&ids[2]],
+    )
+    .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while in_index(closed) != (false, false) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "post {closed} still in the index after 20 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(in_index(kept), (true, true));
+    let r = common::send_to(
+        &server,
+        common::fresh_ip(),
+        "GET",
+        &format!("/posts?q={word}&limit=100"),
+        None,
+        &[],
+    )
+    .await;
+    let found = common::listed(&r.json());
+    assert_eq!(found.len(), 69);
+    assert!(!found.contains(&ids[2]));
+}

@@ -9,3 +9,4 @@ pub mod logs;
 pub mod metrics;
 pub mod serve;
 pub mod stdio;
+pub mod sweeper;

@@ -198,6 +198,8 @@ pub async fn run(opts: Options) -> Result<(), String> {
         }
     };
     let store = Arc::new(store);
+    // Ended posts out of the index of words, in the background.
+    let sweeper = super::sweeper::start(store.clone());
     serve(
         listener,
         store.clone(),
@@ -211,6 +213,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         stop,
     )
     .await;
+    sweeper.stop().await;
     // A clean stop leaves nothing in the WAL: the .db alone holds it all.
     store
         .checkpoint()
