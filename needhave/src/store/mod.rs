@@ -240,9 +240,23 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         self.0.starts_with(Self::UNAVAILABLE)
     }
+
+    /// How a store's message begins when it declined to go on with a read
+    /// now (native: no reader was free, or the read ran past its budget):
+    /// the client hears 503 `busy` with `Retry-After`, since the same call
+    /// may pass in a moment.
+    pub const BUSY: &'static str = "busy: ";
+
+    pub fn is_busy(&self) -> bool {
+        self.0.starts_with(Self::BUSY)
+    }
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What `Retry-After` says to a read declined `busy`, in seconds: a reader
+/// is free again within a read's budget.
+pub const BUSY_RETRY_SECS: u32 = 1;
 
 /// Where a route's reads may come from, as the table says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -481,11 +495,15 @@ impl Store for Failing {
 }
 
 /// A store failure as handlers answer it: `unavailable` (503) when the
-/// file is gone, else `internal` (500); its detail goes to the operator's
-/// log, never to the client. Beside the store, so that the error codes name
-/// nothing of it.
+/// file is gone, `busy` (503, `Retry-After`) when a read was declined for
+/// now, else `internal` (500); its detail goes to the operator's log, never
+/// to the client (a declined read's to the metrics: there may be many).
+/// Beside the store, so that the error codes name nothing of it.
 impl From<StoreError> for crate::error::ApiError {
     fn from(e: StoreError) -> Self {
+        if e.is_busy() {
+            return crate::error::ApiError::retry_after(crate::error::Code::Busy, BUSY_RETRY_SECS);
+        }
         let mut line = String::from("store: ");
         line.push_str(&e.0);
         crate::platform::log_error(&line);

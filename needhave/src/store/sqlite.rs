@@ -24,10 +24,13 @@
 //! at most the pages one batch changes, and never needed after a crash,
 //! since the WAL holds only committed transactions.
 //!
-//! Reads use a small pool of their own connections, which WAL lets run
-//! beside the writer, on the async thread (a statement is shorter than a hop
-//! to a blocking pool). The public list reads the WAL index header to know
-//! whether it changed (`walclock`), so it needs no lock at all; that is why
+//! Reads use a pool of their own connections, which WAL lets run beside
+//! the writer, on tokio's blocking pool rather than the async threads, each
+//! read under a budget of time and within its client's share of the
+//! readers (`reads`): a slow statement holds one reader, never a thread
+//! that every other request needs. The public list reads the WAL index
+//! header to know whether it changed (`walclock`), so it needs no lock at
+//! all, nor a statement while nothing changed; that is why
 //! the exclusive-locking VFS (`unix-excl`), which once saved the list its
 //! `fcntl` pair per read, is gone rather than kept behind a flag: the other
 //! reads are a handful of statements beside a fsync-bound write path.
@@ -35,6 +38,7 @@
 mod admit;
 mod files;
 mod group;
+pub mod reads;
 mod run;
 pub mod segments;
 mod walclock;
@@ -42,6 +46,7 @@ mod walclock;
 use run::{run_one, unavailable};
 
 pub use group::{on_commit, Policy as GroupPolicy, Stats as GroupStats};
+pub use reads::{Caller, Policy as ReadPolicy};
 
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -67,8 +72,8 @@ pub struct SqliteStore {
     thread: Option<std::thread::JoinHandle<()>>,
     memo: Arc<Memo>,
     writer: Arc<Mutex<Connection>>,
-    /// Empty for `:memory:`, where every connection would be its own database.
-    readers: Mutex<Vec<Connection>>,
+    /// Where reads run, shared with the threads that run them.
+    reads: Arc<Readers>,
     path: Option<String>,
     /// The file and the identity it had when opened (`None` for `:memory:`).
     file: Option<(String, files::Identity)>,
@@ -184,8 +189,8 @@ impl SqliteStore {
             jobs: Mutex::new(Some(jobs)),
             thread: Some(thread),
             memo,
+            reads: Readers::new(path, &writer, &file, ReadPolicy::default()),
             writer,
-            readers: Mutex::new(Vec::new()),
             path: (!memory).then(|| path.to_string()),
             file,
             _held: held,
@@ -208,6 +213,18 @@ impl SqliteStore {
     /// What group commit has done so far (for the log at stop, and tests).
     pub fn group_stats(&self) -> &GroupStats {
         &self.stats
+    }
+
+    /// This store with its reads run by `policy` (`reads`) rather than the
+    /// default.
+    pub fn with_reads(mut self, policy: ReadPolicy) -> Self {
+        self.reads = Readers::new(
+            self.path.as_deref().unwrap_or(":memory:"),
+            &self.writer,
+            &self.file,
+            policy,
+        );
+        self
     }
 
     /// Direct access for tests and the benchmark seeder, never handlers.
@@ -288,44 +305,6 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn reader(&self) -> StoreResult<Option<Connection>> {
-        let Some(path) = &self.path else {
-            return Ok(None);
-        };
-        if let Some(c) = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop() {
-            return Ok(Some(c));
-        }
-        let c = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        configure(&c, false)?;
-        Ok(Some(c))
-    }
-
-    fn read(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
-        self.read_pooled(statements).map_err(|e| match &self.file {
-            // A read that fails because the file is gone says so.
-            Some((path, identity)) if files::Identity::of(path) != Some(*identity) => {
-                unavailable(path)
-            }
-            _ => e,
-        })
-    }
-
-    fn read_pooled(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
-        if let Some(conn) = self.reader()? {
-            let out = read_transaction(&conn, statements);
-            self.readers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(conn);
-            return out;
-        }
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        read_transaction(&conn, statements)
-    }
-
     /// Queues a write batch for the writer thread (`group`).
     fn write(&self, statements: Vec<Statement>) -> oneshot::Receiver<group::Answer> {
         let (reply, answer) = oneshot::channel();
@@ -335,6 +314,134 @@ impl SqliteStore {
             let _ = jobs.send(job);
         }
         answer
+    }
+}
+
+/// The read path: the readers' connections, and the places and budget
+/// of `reads`. Shared with the blocking threads reads run on.
+struct Readers {
+    /// `None` for `:memory:`, where every connection would be its own
+    /// database and reads take the writer's.
+    path: Option<String>,
+    /// Reader connections not in use: at most one a place.
+    idle: Mutex<Vec<Connection>>,
+    writer: Arc<Mutex<Connection>>,
+    file: Option<(String, files::Identity)>,
+    gate: Arc<reads::Gate>,
+    /// [`reads::SLOW_READS_FOR_TESTS`]: reads with a statement holding this
+    /// text are slowed.
+    slow_for_tests: Option<String>,
+}
+
+impl Readers {
+    fn new(
+        path: &str,
+        writer: &Arc<Mutex<Connection>>,
+        file: &Option<(String, files::Identity)>,
+        policy: ReadPolicy,
+    ) -> Arc<Readers> {
+        Arc::new(Readers {
+            path: (path != ":memory:").then(|| path.to_string()),
+            idle: Mutex::new(Vec::new()),
+            writer: writer.clone(),
+            file: file.clone(),
+            gate: reads::Gate::new(policy),
+            slow_for_tests: std::env::var(reads::SLOW_READS_FOR_TESTS)
+                .ok()
+                .filter(|s| !s.is_empty()),
+        })
+    }
+
+    /// A read batch, as a place among the readers allows and on a blocking
+    /// thread (`reads`).
+    async fn read(self: Arc<Self>, statements: Vec<Statement>) -> StoreResult<Vec<Vec<Row>>> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // Polled outside tokio: nothing to hop from, nobody to share with.
+            return self.run(&statements);
+        };
+        let caller = Caller::current();
+        let place = match self
+            .gate
+            .enter(caller.as_ref().and_then(Caller::client))
+            .await
+        {
+            Ok(place) => place,
+            Err(why) => {
+                if let Some(c) = &caller {
+                    c.count_busy(false);
+                }
+                return Err(reads::refused(why));
+            }
+        };
+        let result = runtime
+            .spawn_blocking(move || {
+                let out = self.run(&statements);
+                // Held until the statements end, even if the request is gone.
+                drop(place);
+                out
+            })
+            .await
+            .unwrap_or_else(|e| Err(StoreError(format!("a read's thread failed: {e}"))));
+        if let (Some(c), Err(e)) = (&caller, &result) {
+            if e.is_busy() {
+                c.count_busy(true);
+            }
+        }
+        result
+    }
+
+    fn run(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        self.run_pooled(statements).map_err(|e| match &self.file {
+            // A read that fails because the file is gone says so.
+            Some((path, identity)) if files::Identity::of(path) != Some(*identity) => {
+                unavailable(path)
+            }
+            _ => e,
+        })
+    }
+
+    fn run_pooled(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        if let Some(conn) = self.reader()? {
+            let out = self.within_budget(&conn, statements);
+            self.idle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(conn);
+            return out;
+        }
+        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.within_budget(&conn, statements)
+    }
+
+    fn within_budget(
+        &self,
+        conn: &Connection,
+        statements: &[Statement],
+    ) -> StoreResult<Vec<Vec<Row>>> {
+        self.gate.run(conn, |conn| {
+            if let Some(text) = &self.slow_for_tests {
+                if statements.iter().any(|s| s.sql.contains(text.as_str())) {
+                    conn.prepare_cached(reads::SPIN)?
+                        .query_row([], |_| Ok(()))?;
+                }
+            }
+            read_transaction(conn, statements)
+        })
+    }
+
+    fn reader(&self) -> StoreResult<Option<Connection>> {
+        let Some(path) = &self.path else {
+            return Ok(None);
+        };
+        if let Some(c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(Some(c));
+        }
+        let c = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&c, false)?;
+        Ok(Some(c))
     }
 }
 
@@ -394,8 +501,7 @@ fn read_transaction(conn: &Connection, statements: &[Statement]) -> StoreResult<
 impl Store for SqliteStore {
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
         if !statements.iter().any(|s| is_write(s.sql)) {
-            let result = self.read(&statements);
-            return Box::pin(async move { result });
+            return Box::pin(self.reads.clone().read(statements));
         }
         let answer = self.write(statements);
         Box::pin(async move {
