@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::error::Code;
 use crate::handlers::posts::{LIST, LIST_TAG};
 use crate::http::{Request, Response};
-use crate::store::sqlite::SqliteStore;
+use crate::store::sqlite::{Caller, ReadPolicy, SqliteStore};
 use crate::store::Consistency;
 use crate::store::Store;
 use crate::{routes, rules};
@@ -49,6 +49,9 @@ pub struct Options {
     pub limits: Limits,
     /// Where a group commit closes (`store/sqlite/group.rs`).
     pub group: crate::store::sqlite::GroupPolicy,
+    /// Where reads run, their budget and their shares
+    /// (`store/sqlite/reads.rs`).
+    pub reads: ReadPolicy,
     /// How long a stop lets the requests in flight finish.
     pub drain: Duration,
     /// Where the Prometheus metrics listener binds, if anywhere.
@@ -84,6 +87,9 @@ struct State {
     client_ip_header: Option<String>,
     request_timeout: Duration,
     budget: Arc<Budget>,
+    /// Whether reads count against their client's share: not when every
+    /// connection is one proxy's and no header names the client.
+    read_share: bool,
     /// Whether `GET /posts` may be answered from the memo before the shared
     /// request is made ([`kept_list`]): the store has no sessions, so the
     /// request's own store serves the list, with no bookmark to resume or
@@ -159,7 +165,9 @@ pub async fn run(opts: Options) -> Result<(), String> {
         Some(addr) => Some(super::metrics::bind(addr).await?),
         None => None,
     };
-    let store = SqliteStore::open_with(&opts.db, opts.group).map_err(|e| e.to_string())?;
+    let store = SqliteStore::open_with(&opts.db, opts.group)
+        .map_err(|e| e.to_string())?
+        .with_reads(opts.reads);
     let ip_salt = match given_salt.map_or_else(|| kept_salt(&opts.db), Ok) {
         Ok(salt) => salt,
         Err(e) => {
@@ -250,6 +258,7 @@ pub async fn serve(
     let memo_list = !policy.general_only && store.session(Consistency::Replica).is_none();
     let state = Arc::new(State {
         kept_list: memo_list,
+        read_share: limits.max_connections_per_ip > 0 || policy.client_ip_header.is_some(),
         store,
         config: Arc::new(config),
         client_ip_header: policy.client_ip_header.map(|h| h.to_ascii_lowercase()),
@@ -441,6 +450,8 @@ async fn serve_one(
     let Some((mut request, body)) = head else {
         return Ok(too_many_headers());
     };
+    // The request's reads stopped at their budget, and refused a place.
+    let mut reads = (0, 0);
     // The whole request, headers included, within the deadline from its
     // first byte; a body still trickling in then is dropped unanswered. A
     // request without a body (every GET) has nothing to wait for: no timer
@@ -483,19 +494,26 @@ async fn serve_one(
             }
             let ip = client_ip::text(client_ip(&request, peer, state.client_ip_header.as_deref()));
             let ctx = Ctx::new(&routes::API, state.store.clone(), state.config.clone(), &ip);
+            // Its reads count against its client's share of the readers
+            // (`store::sqlite::reads`), the client as the per-IP limits
+            // count it; none when every peer is one proxy.
+            let caller = if state.read_share {
+                Caller::new(&crate::client::client_key(&ip))
+            } else {
+                Caller::default()
+            };
             // A handler panic must not take the connection, or the server,
             // with it: it is caught where it unwinds and becomes a 500. (A
             // task of its own per request did the same at the cost of a
             // spawn and a cross-thread wake-up on every call.) The store's
             // locks recover from poisoning, so nothing the panic interrupted
             // is left half-held.
-            let response = match AssertUnwindSafe(crate::handle(&request, &ctx))
-                .catch_unwind()
-                .await
-            {
+            let handled = AssertUnwindSafe(crate::handle(&request, &ctx)).catch_unwind();
+            let response = match caller.clone().scope(handled).await {
                 Ok(r) => r,
                 Err(_) => crate::refusal(&request, &state.config, Code::Internal),
             };
+            reads = (caller.interrupted(), caller.refused());
             let bytes = response.body.len();
             let held = match held {
                 Some(mut h) => {
@@ -524,6 +542,9 @@ async fn serve_one(
             started,
             &response.body,
         );
+    }
+    if reads != (0, 0) {
+        super::metrics::reads_declined(&request.method, &request.path, reads);
     }
     Ok(to_hyper(response))
 }
@@ -894,6 +915,7 @@ mod tests {
             client_ip_header: None,
             request_timeout: Duration::from_secs(10),
             budget: Budget::new(budget::DEFAULT_BUDGET),
+            read_share: true,
             kept_list: true,
         }
     }
