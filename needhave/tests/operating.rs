@@ -545,22 +545,6 @@ async fn a_stop_drains_the_requests_in_flight() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The samples of a Prometheus text scrape, by series (name and labels).
-fn samples(text: &str) -> std::collections::HashMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').unwrap();
-            (series.to_string(), value.parse().unwrap())
-        })
-        .collect()
-}
-
-fn free_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
-}
-
 /// The counters move by exactly the requests sent between two scrapes; the
 /// metrics are on their own listener, never the public one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

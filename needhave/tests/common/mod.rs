@@ -190,6 +190,24 @@ pub fn listed(v: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// The samples of a Prometheus text scrape, by series (name and labels).
+pub fn samples(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+/// A loopback address with a port nobody listens on now, for a second
+/// listener (`--metrics-addr`).
+pub fn free_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
 /// A fresh, empty directory of the calling test's own under the system's
 /// temporary one (`label` names it for a reader of `/tmp`).
 pub fn scratch(label: &str) -> std::path::PathBuf {
