@@ -35,6 +35,14 @@ pub trait Exec: MaybeSend {
     fn origin(&self) -> String {
         super::identity::WEBSITE.to_string()
     }
+
+    /// What a tool's plan answered, as its result carries it, or `Err(cause)`
+    /// when it is not of the tool's shape. In process the answer is the
+    /// handlers' own and taken as it is; a client of a list over HTTP (the
+    /// stdio server) holds it to the tool's output schema.
+    fn answer(&self, _tool: &Tool, body: Value) -> Result<Value, String> {
+        Ok(body)
+    }
 }
 
 /// A tool's input schema, as `tools/list` gives it to clients.
@@ -249,7 +257,8 @@ pub async fn run<E: Exec + ?Sized>(
             merged.extend(m);
         }
     }
-    Ok(Ran::Answer(status, Value::Object(merged)))
+    let answer = exec.answer(tool, Value::Object(merged))?;
+    Ok(Ran::Answer(status, answer))
 }
 
 /// One step's call: its path with the path arguments filled in, and its
