@@ -26,7 +26,21 @@ fn files_in(dir: &Path) -> Vec<String> {
 /// Stdin is closed and `--exit-with-stdin` set, so one that wrongly starts
 /// stops at once (and prints its URL, which the caller sees as success).
 fn refused(db: &Path, extra: &[&str]) -> String {
-    let out = Command::new(bin())
+    refused_as(&[], db, extra)
+}
+
+/// [`refused`], run through `wrap` (a command that runs another as some
+/// other user) when it is not empty.
+fn refused_as(wrap: &[&str], db: &Path, extra: &[&str]) -> String {
+    let mut cmd = match wrap {
+        [first, rest @ ..] => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin());
+            c
+        }
+        [] => Command::new(bin()),
+    };
+    let out = cmd
         .args([
             "serve",
             "--addr",
@@ -193,6 +207,71 @@ fn refusals_name_the_path_and_cause_and_leave_nothing() {
         files_in(&dir),
         ["damaged.db", "foreign.db", "garbage.db", "newer.db"]
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every file in `dir`, with its bytes.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let files = files_in(dir).into_iter();
+    files
+        .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
+        .collect()
+}
+
+/// Another application's file with a `posts` table of its own passes the
+/// table check, not the upgrade: refused, and left byte for byte as it was,
+/// in its own journal mode, with no side file made beside it.
+#[test]
+fn a_foreign_file_with_a_posts_table_is_left_byte_for_byte() {
+    let dir = scratch("foreign-posts");
+    let db = dir.join("app.db");
+    with_sqlite(
+        &db,
+        "CREATE TABLE posts (title TEXT, body TEXT);
+         INSERT INTO posts VALUES ('a title', 'a body');",
+    );
+    let before = contents(&dir);
+    says(&refused(&db, &[]), &["app.db", "schema"]);
+    assert_eq!(contents(&dir), before);
+    assert_eq!(files_in(&dir), ["app.db"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A database file this user may only read (mode 0444) is refused at start,
+/// naming the file and the cause, rather than served with every write
+/// failing. Root ignores modes: as root, the server runs as `nobody`
+/// (`setpriv`), in a directory anyone may write, so that the file's mode is
+/// the only cause.
+#[test]
+fn a_file_the_server_cannot_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("read-only");
+    let db = dir.join("ro.db");
+    list_db(&db);
+    let set = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set(&dir, 0o777);
+    set(&db, 0o444);
+    // SAFETY: a plain system call without arguments.
+    let root = unsafe { libc::geteuid() } == 0;
+    let wrap: &[&str] = if root {
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ]
+    } else {
+        &[]
+    };
+    let before = contents(&dir);
+    let stderr = refused_as(wrap, &db, &[]);
+    says(
+        &stderr,
+        &["cannot write", "ro.db", "not writable", "Permission denied"],
+    );
+    assert_eq!(contents(&dir), before);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -95,9 +95,11 @@ impl SqliteStore {
 
     /// [`open`](Self::open), with writes grouped by `policy`.
     ///
-    /// A file that was there is first checked (`admit`): one that is not a
-    /// database, is damaged, is of a newer release or of another
-    /// application is refused, untouched. A file this open created is
+    /// A file this user cannot write (or whose directory it cannot write,
+    /// where SQLite makes its side files) is refused. A file that was there
+    /// is first checked (`admit`): one that is not a database, is damaged,
+    /// is of a newer release or of another application is refused,
+    /// untouched. A file this open created is
     /// removed again, with its side files, if the open fails. Every error
     /// names the path.
     pub fn open_with(path: &str, policy: GroupPolicy) -> StoreResult<Self> {
@@ -126,18 +128,40 @@ impl SqliteStore {
                 .map_err(|e| StoreError(format!("cannot create {path}: {e}")))?;
             Some(files::hold(path).map_err(|e| cannot(&e))?)
         };
+        if !memory {
+            files::writable(path).map_err(|e| StoreError(format!("cannot write {path}: {e}")))?;
+        }
         let writer = if memory {
             Connection::open_in_memory()?
         } else {
             Connection::open(path).map_err(|e| cannot(&e))?
         };
+        // SQLite's own word, after the kernel's: a file it could only open
+        // read-only would answer every write with an error.
+        if writer.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return Err(StoreError(format!(
+                "cannot write {path}: SQLite opened it read-only"
+            )));
+        }
+        // Without the journal yet: nothing is written before the file is
+        // admitted.
+        configure(&writer, false).map_err(|e| cannot(&e))?;
         if existed && !memory {
             admit::check(&writer, path).map_err(StoreError)?;
         }
-        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        // The upgrade runs in its own transaction, before the switch to
+        // WAL: a file it cannot bring to the schema (another application's
+        // that happens to have a `posts` table) is rolled back to exactly
+        // what it was, in the journal mode it had.
         let upgrade = super::migrate::apply(&writer).map_err(|e| {
             StoreError(format!("cannot bring {path} to this release's schema: {e}"))
         })?;
+        // Now the journal too: WAL stays with the file. Then a read, which
+        // opens the WAL index the memo's clock maps (below).
+        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        writer
+            .query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+            .map_err(|e| cannot(&e))?;
         // After the upgrade, whose sorts may be as large as the list: from
         // here the writer's temporary data is a batch's savepoint journal.
         writer
