@@ -358,6 +358,84 @@ fn a_backup_is_whole_or_absent_and_leaves_the_wal_no_larger() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `needhave backup` of a file a server is writing leaves the WAL no larger
+/// than it found it: the server's creates go on through the copy, which
+/// holds one snapshot, so no checkpoint can reset the WAL until it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_under_writes_leaves_the_wal_no_larger() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let dir = scratch("backup-load");
+    let db = dir.join("busy.db");
+    // About 20 MB of posts: the copy takes long enough for writes to pile up.
+    {
+        let store = needhave::store::sqlite::SqliteStore::open(db.to_str().unwrap()).unwrap();
+        store.with_connection(|c| {
+            c.execute_batch(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000)
+                 INSERT INTO posts (id, kind, note, note_key, secret_hash, ip_hash, created_at)
+                 SELECT printf('%032x', i), 'need', printf('seed %d ', i) || hex(randomblob(200)),
+                        printf('seed %d', i), 'h', 'ip', i FROM n",
+            )
+            .unwrap()
+        });
+        store.checkpoint().unwrap();
+    }
+    let serve = Arc::new(common::Owned::spawn(
+        "127.0.0.1:0",
+        db.to_str().unwrap(),
+        &["--client-ip-header", "CF-Connecting-IP"],
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicUsize::new(0));
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            let (serve, stop, acked) = (serve.clone(), stop.clone(), acked.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let body = serde_json::json!({"kind": "have", "note": fresh_note("busy")});
+                    let body = Some(body.to_string().into_bytes());
+                    let r = send_to(&serve, fresh_ip(), "POST", "/posts", body, &[]).await;
+                    assert_eq!(r.status, 201, "{}", r.text());
+                    acked.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let wal = || std::fs::metadata(dir.join("busy.db-wal")).map_or(0, |m| m.len());
+    // Writes under way, the WAL at its working size.
+    while acked.load(Ordering::Relaxed) < 300 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let before = wal();
+    let acked_before = acked.load(Ordering::Relaxed);
+    let out = dir.join("copy.db");
+    let mut backup = Command::new(bin());
+    backup.args(["backup", "--db"]).arg(&db).arg(&out);
+    let done = tokio::task::spawn_blocking(move || backup.output().unwrap())
+        .await
+        .unwrap();
+    let after = wal();
+    let during = acked.load(Ordering::Relaxed) - acked_before;
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(during > 0, "no create was acknowledged during the backup");
+    assert!(
+        after <= before,
+        "WAL {after} B after the backup, {before} B before ({during} creates acknowledged during it)"
+    );
+    eprintln!("WAL {before} B before, {after} B after; {during} creates during the backup");
+    drop(serve);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `NEEDHAVE_LOG` with a level that does not exist stops the start.
 #[test]
 fn a_bad_log_level_is_refused() {

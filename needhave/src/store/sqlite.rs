@@ -271,9 +271,9 @@ impl SqliteStore {
     /// (`OUT.partial-PID`), fsynced, and only then linked to `out`, so a copy
     /// killed half-way never sits at the name of a backup. While the
     /// snapshot is read, no checkpoint can pass it and a busy server's WAL
-    /// grows; it is checkpointed after, so the WAL is left no larger than it
-    /// was found. The copy is a plain rollback-journal file, whole without
-    /// any `-wal`.
+    /// grows; it is truncated after (`truncate_wal`), so the WAL is left no
+    /// larger than it was found. The copy is a plain rollback-journal file,
+    /// whole without any `-wal`.
     pub fn backup(db: &str, out: &str) -> StoreResult<()> {
         let io = |what: &str, e: std::io::Error| StoreError(format!("{what}: {e}"));
         if std::fs::symlink_metadata(out).is_ok() {
@@ -304,11 +304,7 @@ impl SqliteStore {
         let _ = std::fs::remove_file(&partial);
         copied?;
         files::sync_parent(out).map_err(|e| io(out, e))?;
-        // PASSIVE when a server's writes keep the WAL busy: it still
-        // copies what it can; TRUNCATE empties it when nobody writes.
-        let _ = source
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .or_else(|_| source.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())));
+        truncate_wal(&source, std::time::Duration::from_secs(10));
         Ok(())
     }
 
@@ -393,6 +389,33 @@ fn configure(conn: &Connection, file: bool) -> rusqlite::Result<()> {
         conn.pragma_update(None, "synchronous", synchronous)?;
     }
     Ok(())
+}
+
+/// Empties the WAL of `conn`'s database into it and truncates the file to
+/// nothing, trying again until `within` has passed. A `TRUNCATE`
+/// checkpoint waits (the busy timeout) for the writer's lock and for every
+/// reader to reach the newest snapshot, then holds off writers for the
+/// copy; under a server's steady writes it can still give up, which SQLite
+/// reports in the answer's first column, not as an error, so each try reads
+/// it. Returns whether the WAL was truncated.
+fn truncate_wal(conn: &Connection, within: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        let busy = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+        match busy {
+            Ok(0) => return true,
+            _ if started.elapsed() >= within => {
+                tracing::warn!(
+                    target: "needhave::store",
+                    "the WAL could not be truncated after the backup: writers kept it busy"
+                );
+                return false;
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
 }
 
 fn is_write(sql: &str) -> bool {
