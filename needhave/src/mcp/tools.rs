@@ -74,16 +74,7 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
             continue;
         }
         let ty = property.get("type").and_then(Value::as_str).unwrap_or("");
-        let fits = match ty {
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "boolean" => value.is_boolean(),
-            "object" => value.is_object(),
-            "array" => value.is_array(),
-            _ => false,
-        };
-        if !fits {
+        if !is_of_type(value, ty) {
             return Err(["argument `", name, "` must be a ", ty].concat());
         }
     }
@@ -103,6 +94,21 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// Whether `value` is of the JSON Schema `type` named `ty` (one name; an
+/// unknown one fits nothing).
+pub fn is_of_type(value: &Value, ty: &str) -> bool {
+    match ty {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "null" => value.is_null(),
+        _ => false,
+    }
 }
 
 /// The `tools/list` result, in table order: the checked-in one (see

@@ -242,17 +242,7 @@ fn conform(schema: &Value, value: &Value) -> Result<Value, String> {
         }
     }
     if let Some(ty) = schema.get("type").and_then(Value::as_str) {
-        let fits = match ty {
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "boolean" => value.is_boolean(),
-            "object" => value.is_object(),
-            "array" => value.is_array(),
-            "null" => value.is_null(),
-            _ => false,
-        };
-        if !fits {
+        if !crate::mcp::tools::is_of_type(value, ty) {
             return Err(format!("{value} is not of type {ty}"));
         }
     }

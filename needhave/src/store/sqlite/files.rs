@@ -43,10 +43,6 @@ pub fn writable(path: &str) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::ffi::CString;
-        let dir = std::path::Path::new(path)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
         let check = |what: &std::path::Path, mode: libc::c_int, name: &str| {
             let c = CString::new(what.as_os_str().as_encoded_bytes())
                 .map_err(|_| io::Error::other("a path with a NUL byte"))?;
@@ -63,7 +59,7 @@ pub fn writable(path: &str) -> io::Result<()> {
             "the file is not writable for this user",
         )?;
         check(
-            dir,
+            directory(path),
             libc::W_OK | libc::X_OK,
             "its directory is not writable for this user (SQLite makes -wal and -shm there)",
         )?;
@@ -73,16 +69,19 @@ pub fn writable(path: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// The directory `path` names a file in (`.` for a bare name).
+#[cfg(unix)]
+fn directory(path: &str) -> &std::path::Path {
+    std::path::Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+}
+
 /// Makes a new name in `path`'s directory durable (fsync of the directory).
 pub fn sync_parent(path: &str) -> io::Result<()> {
     #[cfg(unix)]
-    {
-        let dir = std::path::Path::new(path)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        std::fs::File::open(dir)?.sync_all()?;
-    }
+    std::fs::File::open(directory(path))?.sync_all()?;
     #[cfg(not(unix))]
     let _ = path;
     Ok(())
