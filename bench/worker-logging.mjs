@@ -36,13 +36,20 @@ let noteCounter = 0;
 async function call(base, method, path, body, ip) {
   const headers = { "cf-connecting-ip": ip ?? "10.250.0.1" };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(base + path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text };
+  try {
+    const res = await fetch(base + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, text };
+  } catch (e) {
+    // A pooled connection the proxy closed as the request went out
+    // (workers-sdk#14641 again): counted with the dropped ones below.
+    if (e.cause?.code === "ECONNRESET") return { status: 503, text: DROPPED };
+    throw e;
+  }
 }
 
 async function must(base, method, path, body, status) {

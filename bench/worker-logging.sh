@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What the Worker's log line costs its calls: one build of the Worker served
-# by three `wrangler dev` instances side by side, each on a fresh local D1,
+# by four `wrangler dev` instances side by side, each on a fresh local D1,
 # differing only in the var LOG_REQUESTS: unset (as shipped: a line only for
-# a 5xx, a slow call or one of many D1 rows), `none` (no line at all) and
-# `all` (a line for every call). bench/worker-logging.mjs drives the same
+# a 5xx, a slow call or one of many D1 rows), `none` (no line at all) twice
+# (the second, `none2`, shows the run's noise) and `all` (a line for every
+# call). bench/worker-logging.mjs drives the same
 # calls at each in turn (GET /posts, GET /posts/:id, POST /posts, POST
 # /threads), rounds interleaved so that drift hits all alike, and prints
 # calls per second (median of the rounds) and each instance's ratio to
@@ -49,15 +50,17 @@ fi
 worker_config "$WORK/wrangler.toml" "$ROOT/build/index.js" needhave
 
 BASES=()
-for name in shipped none all; do
+# `none2` is a second `none`: its ratio to `none` is the run's noise floor.
+NAMES=(shipped none none2 all)
+for name in "${NAMES[@]}"; do
     wrangler d1 migrations apply DB --local --config "$WORK/wrangler.toml" --persist-to "$WORK/$name" \
         >"$WORK/d1-$name.log" 2>&1 </dev/null || { cat "$WORK/d1-$name.log" >&2; exit 1; }
     vars=(--var IP_SALT:bench)
-    [[ $name != shipped ]] && vars+=(--var "LOG_REQUESTS:$name")
+    [[ $name != shipped ]] && vars+=(--var "LOG_REQUESTS:${name%2}")
     var=${name^^}
     WORKER_LOG_LEVEL=log worker_start "$var" "$WORK/wrangler.toml" "$WORK/$name" "$WORK/$name.log" "${vars[@]}"
 done
-for name in SHIPPED NONE ALL; do
+for name in "${NAMES[@]^^}"; do
     base_var="${name}_BASE" pgid_var="${name}_PGID"
     worker_wait_ready "${!base_var}" "${!pgid_var}"
     BASES+=("${name,,}=${!base_var}")
@@ -66,6 +69,6 @@ echo "== worker-logging: ${BASES[*]}" >&2
 node bench/worker-logging.mjs "${BASES[@]}"
 # How many request lines each instance wrote (the shipped one: only for
 # calls worth a look, none expected here).
-for name in shipped none all; do
+for name in "${NAMES[@]}"; do
     echo "$name: $(grep -c '"rows_read":' "$WORK/$name.log" || true) request lines logged"
 done
