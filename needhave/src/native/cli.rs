@@ -71,7 +71,7 @@ enum Command {
     /// A stdio MCP server that is a client of the live list at NEEDHAVE_LIST_URL.
     Mcp {
         /// The list to talk to.
-        #[arg(long, env = "NEEDHAVE_LIST_URL", default_value = crate::native::stdio::DEFAULT_LIST_URL)]
+        #[arg(long, env = "NEEDHAVE_LIST_URL", hide_env_values = true, default_value = crate::native::stdio::DEFAULT_LIST_URL)]
         list_url: String,
     },
     /// Write a consistent copy of the database to OUT, also while a server is writing it.
