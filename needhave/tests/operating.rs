@@ -713,24 +713,7 @@ async fn metrics_count_exactly_what_was_sent() {
     let (mut child, url) = start(&mut cmd);
     let server = Server::at(&url);
     let metrics = Server::at(&format!("http://{metrics_addr}"));
-    let scrape = || async {
-        let r = send_to(
-            &metrics,
-            std::net::Ipv4Addr::LOCALHOST,
-            "GET",
-            "/metrics",
-            None,
-            &[],
-        )
-        .await;
-        assert_eq!(r.status, 200);
-        assert!(r
-            .header("content-type")
-            .unwrap()
-            .starts_with("text/plain; version=0.0.4"));
-        samples(&r.text())
-    };
-    let before = scrape().await;
+    let before = scrape(&metrics).await;
     for _ in 0..3 {
         assert_eq!(
             send_to(&server, fresh_ip(), "GET", "/healthz", None, &[])
@@ -740,16 +723,7 @@ async fn metrics_count_exactly_what_was_sent() {
         );
     }
     for i in 0..2 {
-        let body = serde_json::json!({"kind": "need", "note": fresh_note(&format!("metrics {i}"))});
-        let r = send_to(
-            &server,
-            fresh_ip(),
-            "POST",
-            "/posts",
-            Some(body.to_string().into_bytes()),
-            &[],
-        )
-        .await;
+        let r = create_on(&server, "need", &fresh_note(&format!("metrics {i}"))).await;
         assert_eq!(r.status, 201);
     }
     let zero = format!("/posts/{}", "0".repeat(32));
@@ -766,7 +740,7 @@ async fn metrics_count_exactly_what_was_sent() {
             .status,
         404
     );
-    let after = scrape().await;
+    let after = scrape(&metrics).await;
 
     let moved = |series: &str| {
         after.get(series).copied().unwrap_or(0.0) - before.get(series).copied().unwrap_or(0.0)
@@ -829,18 +803,8 @@ async fn limit_refusals_are_counted_by_code() {
     }
     assert!(refused > 0);
     let metrics = Server::at(&format!("http://{metrics_addr}"));
-    let text = send_to(
-        &metrics,
-        std::net::Ipv4Addr::LOCALHOST,
-        "GET",
-        "/metrics",
-        None,
-        &[],
-    )
-    .await
-    .text();
     assert_eq!(
-        samples(&text)["needhave_limit_refusals_total{code=\"rate_limited\"}"],
+        scrape(&metrics).await["needhave_limit_refusals_total{code=\"rate_limited\"}"],
         refused as f64
     );
     signal(&child, "TERM");

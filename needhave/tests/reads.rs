@@ -66,33 +66,18 @@ impl Slow {
 
     /// A post to read back.
     async fn post(&self) -> String {
-        let body = json!({"kind": "have", "note": fresh_note("reads")});
-        let r = send_to(
-            &self.server,
-            fresh_ip(),
-            "POST",
-            "/posts",
-            Some(body.to_string().into_bytes()),
-            &[],
-        )
-        .await;
+        let r = create_on(&self.server, "have", &fresh_note("reads")).await;
         assert_eq!(r.status, 201, "{}", r.text());
         r.json()["id"].as_str().unwrap().to_string()
     }
 
     /// The metrics' value of `series` now (0 when absent).
     async fn metric(&self, series: &str) -> f64 {
-        let r = send_to(
-            &self.metrics,
-            std::net::Ipv4Addr::LOCALHOST,
-            "GET",
-            "/metrics",
-            None,
-            &[],
-        )
-        .await;
-        assert_eq!(r.status, 200);
-        samples(&r.text()).get(series).copied().unwrap_or(0.0)
+        scrape(&self.metrics)
+            .await
+            .get(series)
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 

@@ -202,6 +202,26 @@ pub fn samples(text: &str) -> std::collections::HashMap<String, f64> {
         .collect()
 }
 
+/// A scrape of the metrics listener `metrics` (`--metrics-addr`), in the
+/// Prometheus text format, by series.
+pub async fn scrape(metrics: &Server) -> std::collections::HashMap<String, f64> {
+    let r = send_to(
+        metrics,
+        std::net::Ipv4Addr::LOCALHOST,
+        "GET",
+        "/metrics",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert!(r
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    samples(&r.text())
+}
+
 /// A loopback address with a port nobody listens on now, for a second
 /// listener (`--metrics-addr`).
 pub fn free_port() -> String {
@@ -463,6 +483,14 @@ pub struct Post {
     pub id: String,
     pub secret: String,
     pub note: String,
+}
+
+/// A post of `kind` with `note` on `server`, from a fresh address: the
+/// answer, whatever it is.
+pub async fn create_on(server: &Server, kind: &str, note: &str) -> Resp {
+    let body = serde_json::json!({"kind": kind, "note": note});
+    let body = Some(body.to_string().into_bytes());
+    send_to(server, fresh_ip(), "POST", "/posts", body, &[]).await
 }
 
 pub async fn create_post(kind: &str) -> Post {
