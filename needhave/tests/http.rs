@@ -15,23 +15,6 @@ use serde_json::{json, Value};
 
 const ZERO_ID: &str = "00000000000000000000000000000000";
 
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {
-        mod each {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name().await
-                }
-            )*
-        }
-
-        async fn run_all() {
-            $( $name().await; )*
-        }
-    };
-}
-
 scenarios![
     home_page,
     openapi_document,
@@ -75,31 +58,15 @@ scenarios![
 
 #[test]
 fn every_declared_status_is_produced() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_all());
-    let seen = seen().lock().unwrap().clone();
-    let mut missing = Vec::new();
-    for route in needhave::routes::ROUTES {
-        // A 500 is the server failing, which no well-run list does to a
-        // black-box client: `tests/failsafe.rs` produces every declared one
-        // in process (no IP salt, no client IP). A 503 of `/healthz` is
-        // the store failing too: `tests/operating.rs` puts a failing store
-        // behind a real socket.
-        // A post's life needs the operator's removal: `tests/life.rs`
-        // produces those statuses.
-        let failing = |s: &u16| {
-            *s == 500 || (route.path == "/healthz" && *s == 503) || is_life_status(route, *s)
-        };
-        for status in route.statuses().filter(|s| !failing(s)) {
-            if !seen.contains(&(route.method.to_string(), route.path.to_string(), status)) {
-                missing.push(format!("{} {} {}", route.method, route.path, status));
-            }
-        }
-    }
+    // A 500 is the server failing, which no well-run list does to a
+    // black-box client: `tests/failsafe.rs` produces every declared one
+    // in process (no IP salt, no client IP). A 503 of `/healthz` is the
+    // store failing too: `tests/operating.rs` puts a failing store behind
+    // a real socket. A post's life needs the operator's removal:
+    // `tests/life.rs` produces those statuses.
+    let missing = unseen(run_all(), |route, s| {
+        !(s == 500 || (route.path == "/healthz" && s == 503) || is_life_status(route, s))
+    });
     assert!(
         missing.is_empty(),
         "declared but never produced: {missing:#?}"

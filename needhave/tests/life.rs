@@ -24,25 +24,8 @@ use serde_json::{json, Value};
 
 const ZERO_ID: &str = "00000000000000000000000000000000";
 
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {
-        mod each {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::on_file();
-                    super::$name().await
-                }
-            )*
-        }
-
-        async fn run_all() {
-            $( $name().await; )*
-        }
-    };
-}
-
 scenarios![
+    setup crate::on_file_only;
     a_post_has_its_age,
     expires_in_is_whole_seconds_in_its_bounds,
     expires_in_is_checked_in_the_contracts_order,
@@ -63,26 +46,16 @@ scenarios![
 #[test]
 fn every_status_of_a_life_is_produced() {
     on_file();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_all());
-    let seen = seen().lock().unwrap().clone();
-    let mut missing = Vec::new();
-    for route in needhave::routes::ROUTES {
-        for status in route.statuses().filter(|s| *s != 500) {
-            let key = (route.method.to_string(), route.path.to_string(), status);
-            if is_life_status(route, status) && !seen.contains(&key) {
-                missing.push(format!("{} {} {status}", route.method, route.path));
-            }
-        }
-    }
+    let missing = unseen(run_all(), |route, s| s != 500 && is_life_status(route, s));
     assert!(
         missing.is_empty(),
         "declared but never produced: {missing:#?}"
     );
+}
+
+/// Before a test's first request: this binary's list is on a file.
+fn on_file_only() {
+    on_file();
 }
 
 /// Unix ms of an RFC 3339 time as the list writes it

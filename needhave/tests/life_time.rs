@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::Read;
 use std::sync::Arc;
 
 use common::*;
@@ -303,14 +302,7 @@ fn serve_later(db: &str, offset: Option<&str>) -> (std::process::Child, Server) 
 fn stop(mut child: std::process::Child) -> String {
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
-    log
+    stderr_of(&mut child)
 }
 
 /// A post that expires in 300 s, seen expired by the same file's server

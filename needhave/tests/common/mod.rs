@@ -290,6 +290,68 @@ pub fn seen() -> &'static Mutex<HashSet<(String, String, u16)>> {
     SEEN.get_or_init(Default::default)
 }
 
+/// Declares each scenario (an `async fn` of the binary's) as a test of its
+/// own, `each::NAME`, and `run_all()`, which runs them all in order, for
+/// the binary's coverage test ([`unseen`]). With `setup PATH;` first,
+/// each test calls `PATH()` before its scenario.
+#[macro_export]
+macro_rules! scenarios {
+    (setup $setup:path; $($name:ident),* $(,)?) => {
+        mod each {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    $setup();
+                    super::$name().await
+                }
+            )*
+        }
+
+        async fn run_all() {
+            $( $name().await; )*
+        }
+    };
+    ($($name:ident),* $(,)?) => {
+        $crate::scenarios!(setup $crate::common::no_setup; $($name),*);
+    };
+}
+
+/// The setup of scenarios that need none.
+pub fn no_setup() {}
+
+/// The statuses of the table's routes that `wanted` asks for and no
+/// request of `scenarios` (a binary's `run_all()`, run on a runtime of its
+/// own) was answered with, each as `METHOD /path STATUS`: a status nobody
+/// can produce is a lie in the OpenAPI document.
+pub fn unseen(
+    scenarios: impl std::future::Future<Output = ()>,
+    wanted: impl Fn(&needhave::api::Route, u16) -> bool,
+) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(scenarios);
+    let seen = seen().lock().unwrap().clone();
+    let mut missing = Vec::new();
+    for route in needhave::routes::ROUTES {
+        for status in route.statuses().filter(|s| wanted(route, *s)) {
+            if !seen.contains(&(route.method.to_string(), route.path.to_string(), status)) {
+                missing.push(format!("{} {} {}", route.method, route.path, status));
+            }
+        }
+    }
+    missing
+}
+
+/// What a stopped child wrote to its piped stderr.
+pub fn stderr_of(child: &mut Child) -> String {
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    log
+}
+
 /// Whether `status` of `route` is one of a post's life that
 /// `tests/life.rs` produces, on a list of its own whose database file it
 /// writes the operator's removals into: every answer of a close and of a
