@@ -59,7 +59,7 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
     worker-build --profile worker --out-dir ../build needhave >"$WORK/build.log" 2>&1 ||
         { cat "$WORK/build.log" >&2; exit 1; }
 fi
-cargo build -q -p needhave-bench
+cargo build -q --bin needhave-bench
 BENCH=${CARGO_TARGET_DIR:-$ROOT/target}/debug/needhave-bench
 worker_config "$WORK/wrangler.toml" "$ROOT/build/index.js" needhave
 d1() { wrangler d1 execute DB --local --config "$WORK/wrangler.toml" --persist-to "$STATE" "$@" </dev/null; }
@@ -85,8 +85,10 @@ else
     echo "seeded in $(($(date +%s) - t0)) s" >&2
 fi
 
-# The Worker's request lines are console.log, wrangler's `log` level.
-WORKER_LOG_LEVEL=log worker_start MAIN "$WORK/wrangler.toml" "$STATE" "$WORK/wrangler.log" --var IP_SALT:bench
+# The Worker's request lines are console.log, wrangler's `log` level; one
+# for every call, not only the expensive ones (LOG_REQUESTS).
+WORKER_LOG_LEVEL=log worker_start MAIN "$WORK/wrangler.toml" "$STATE" "$WORK/wrangler.log" \
+    --var IP_SALT:bench --var LOG_REQUESTS:all
 worker_wait_ready "$MAIN_BASE" "$MAIN_PGID"
 echo "== d1-rows-read: $POSTS posts, wrangler dev on $MAIN_BASE" >&2
 node bench/d1-rows-read.mjs "$MAIN_BASE" "$WORK/wrangler.log" "$POSTS" $CHECK

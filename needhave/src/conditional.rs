@@ -173,7 +173,7 @@ pub fn tagged(req: &Request, resp: Response, tag: &str, cache: &str) -> Response
 /// (errors, writes, the secret-bearing reads, which read the primary) are
 /// left as they are.
 pub fn dress(req: &Request, route: Option<&Route>, resp: &mut Response) {
-    if req.method != "GET"
+    if !matches!(req.method.as_str(), "GET" | "HEAD")
         || resp.status != 200
         || !route.is_some_and(|r| r.consistency == Consistency::Replica)
     {

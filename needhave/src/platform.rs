@@ -163,6 +163,37 @@ mod js {
     }
 }
 
+/// A call this slow, in milliseconds, gets the Worker's log line.
+pub const SLOW_MS: i64 = 1000;
+
+/// A call that makes D1 read or write this many rows (what D1 bills) gets
+/// the Worker's log line: a page of the list reads fewer.
+pub const MANY_ROWS: u32 = 1000;
+
+/// Whether a call on the Worker gets a log line of its own (`worker.rs`
+/// writes it). Cloudflare's request logs (`[observability]` in
+/// wrangler.toml) already hold every request's method, URL, status and
+/// time, and a line for each call costs every call its writing: so only
+/// the calls worth a look are logged, with the D1 rows that those logs
+/// lack: a failure (5xx), a slow call, one that reads or writes many rows.
+/// The var `LOG_REQUESTS` (`setting`) says otherwise: `all`, a line for
+/// every call (`bench/d1-rows-read.sh` reads each call's rows from it), or
+/// `none`. Here rather than in `worker.rs` so that it is tested natively.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub fn worth_a_line(
+    setting: &str,
+    status: u16,
+    ms: i64,
+    rows_read: u32,
+    rows_written: u32,
+) -> bool {
+    match setting {
+        "all" => true,
+        "none" => false,
+        _ => status >= 500 || ms >= SLOW_MS || rows_read >= MANY_ROWS || rows_written >= MANY_ROWS,
+    }
+}
+
 /// For the operator, never the client. Callers pass no secrets or notes.
 pub fn log_error(message: &str) {
     #[cfg(not(target_arch = "wasm32"))]
@@ -187,7 +218,38 @@ pub async fn yield_now() {
 
 #[cfg(test)]
 mod tests {
-    use super::rfc3339;
+    use super::*;
+
+    #[test]
+    fn the_worker_logs_only_the_calls_worth_a_look_unless_told() {
+        // (status, ms, rows read, rows written): an ordinary call of each
+        // kind, then one over each bound.
+        let ordinary = [
+            (200, 12, 101, 0),
+            (201, 40, 30, 25),
+            (404, 3, 1, 0),
+            (429, 5, 2, 0),
+        ];
+        let worth = [
+            (500, 3, 0, 0),
+            (503, 3, 0, 0),
+            (200, SLOW_MS, 5, 0),
+            (200, 20, MANY_ROWS, 0),
+            (201, 20, 40, MANY_ROWS),
+        ];
+        for (status, ms, read, written) in ordinary {
+            assert!(
+                !worth_a_line("", status, ms, read, written),
+                "{status} {ms}"
+            );
+            assert!(worth_a_line("all", status, ms, read, written));
+        }
+        for (status, ms, read, written) in worth {
+            assert!(worth_a_line("", status, ms, read, written), "{status} {ms}");
+            assert!(worth_a_line("something", status, ms, read, written));
+            assert!(!worth_a_line("none", status, ms, read, written));
+        }
+    }
 
     #[test]
     fn times() {

@@ -63,10 +63,10 @@ needhave_macros::routes! {
         -> 200 "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
 
     /// The MCP server card: name, endpoint, protocol versions and tools, before connecting.
-    GET "/mcp/server-card" => pages::card::document raw replica -> 200 "application/json";
+    GET "/mcp/server-card" => mcp::card::document raw replica -> 200 "application/json";
 
     /// The MCP server card, at its well-known address.
-    GET "/.well-known/mcp/server-card.json" => pages::card::document raw replica -> 200 "application/json";
+    GET "/.well-known/mcp/server-card.json" => mcp::card::document raw replica -> 200 "application/json";
 
     /// The agent skills index (agentskills.io discovery 0.2.0): one skill, with the digest of its SKILL.md.
     GET "/.well-known/agent-skills/index.json" => pages::skills::index raw replica -> 200 "application/json";
@@ -246,8 +246,9 @@ mod tests {
     }
 
     /// Every route is found by its own method and path, with or without
-    /// one trailing slash, by `route` and by `allow` alike, and another
-    /// method on its path is a 405 naming the same methods as `allow`.
+    /// one trailing slash, by `route` and by `allow` alike, a `GET` route by
+    /// `HEAD` too, and another method on its path is a 405 naming the same
+    /// methods as `allow`, `HEAD` after each `GET`.
     #[test]
     fn one_matcher_agrees_with_itself_on_every_route() {
         for (i, r) in ROUTES.iter().enumerate() {
@@ -255,8 +256,22 @@ mod tests {
             let methods: Vec<&str> = ROUTES
                 .iter()
                 .filter(|o| o.path == r.path)
-                .map(|o| o.method)
+                .flat_map(|o| match o.method {
+                    "GET" => vec!["GET", "HEAD"],
+                    m => vec![m],
+                })
                 .collect();
+            if r.method == "GET" {
+                assert!(
+                    matches!(resolve("HEAD", &path), Resolved::Route { index, .. } if index == i),
+                    "HEAD {path}"
+                );
+            } else if !methods.contains(&"GET") {
+                assert!(
+                    matches!(resolve("HEAD", &path), Resolved::Method { .. }),
+                    "HEAD {path}"
+                );
+            }
             let mut variants = vec![path.clone()];
             if path != "/" {
                 variants.push(format!("{path}/"));

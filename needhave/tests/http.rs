@@ -48,6 +48,7 @@ scenarios![
     thread_rate_limit,
     concurrent_thread_messages,
     secrets_are_shown_once,
+    head_is_get_without_the_body,
     unknown_routes_and_methods,
     body_too_large,
     concurrent_first_replies,
@@ -1285,6 +1286,63 @@ async fn secrets_are_shown_once() {
     assert!(!answers[3].text().contains(&key));
 }
 
+/// `HEAD` on every `GET` route: the `GET`'s status and headers, its
+/// `Content-Length` the length of the body the `GET` sends, and no body;
+/// a conditional `HEAD` is a 304 like the `GET`.
+async fn head_is_get_without_the_body() {
+    let c = Client::new();
+    let post = create_post("have").await;
+    let read = format!("/posts/{}", post.id);
+    let paths = [
+        "/",
+        "/openapi.json",
+        "/llms.txt",
+        "/robots.txt",
+        "/healthz",
+        "/posts",
+        "/posts?kind=have&limit=3",
+        "/posts.atom",
+        read.as_str(),
+        &format!("{read}/messages"),
+        &format!("/posts/{ZERO_ID}"),
+        "/posts?limit=0",
+        "/.well-known/agent-skills/index.json",
+    ];
+    for path in paths {
+        // The list changes under concurrent tests: the two answers are of
+        // the same list when their tags agree.
+        let (mut get, mut head) = (c.get(path).await, c.send("HEAD", path, None, &[]).await);
+        for _ in 0..5 {
+            if get.header("etag") == head.header("etag") {
+                break;
+            }
+            get = c.get(path).await;
+            head = c.send("HEAD", path, None, &[]).await;
+        }
+        assert_eq!(head.status, get.status, "HEAD {path}");
+        assert!(head.body.is_empty(), "HEAD {path}: a body");
+        assert_eq!(
+            head.header("content-length"),
+            Some(get.body.len().to_string().as_str()),
+            "HEAD {path}"
+        );
+        for name in [
+            "content-type",
+            "etag",
+            "cache-control",
+            "access-control-allow-origin",
+        ] {
+            assert_eq!(head.header(name), get.header(name), "HEAD {path}: {name}");
+        }
+    }
+    let get = c.get("/posts").await;
+    let tag = get.header("etag").expect("an etag");
+    let head = c
+        .send("HEAD", "/posts", None, &[("if-none-match", tag)])
+        .await;
+    assert_eq!((head.status, head.body.len()), (304, 0));
+}
+
 async fn unknown_routes_and_methods() {
     let c = Client::new();
     for path in [
@@ -1299,11 +1357,16 @@ async fn unknown_routes_and_methods() {
         c.get(path).await.expect_error(404, "not_found");
     }
     let cases: &[(&str, &str, &str)] = &[
-        ("DELETE", "/posts", "GET, POST"),
-        ("PUT", "/", "GET"),
-        ("POST", "/openapi.json", "GET"),
+        ("DELETE", "/posts", "GET, HEAD, POST"),
+        ("PUT", "/", "GET, HEAD"),
+        ("POST", "/openapi.json", "GET, HEAD"),
         ("GET", "/threads", "POST"),
-        ("PATCH", "/posts/00000000000000000000000000000000", "GET"),
+        ("HEAD", "/threads", "POST"),
+        (
+            "PATCH",
+            "/posts/00000000000000000000000000000000",
+            "GET, HEAD",
+        ),
         (
             "GET",
             "/posts/00000000000000000000000000000000/waiting",
@@ -1312,14 +1375,18 @@ async fn unknown_routes_and_methods() {
         (
             "DELETE",
             "/posts/00000000000000000000000000000000/messages",
-            "GET, POST",
+            "GET, HEAD, POST",
         ),
         ("GET", "/mcp", "POST"),
         ("DELETE", "/mcp", "POST"),
     ];
     for (method, path, allow) in cases {
         let r = c.send(method, path, None, &[]).await;
-        r.expect_error(405, "method_not_allowed");
+        if *method == "HEAD" {
+            assert_eq!((r.status, r.body.len()), (405, 0), "{method} {path}");
+        } else {
+            r.expect_error(405, "method_not_allowed");
+        }
         let mut got: Vec<&str> = r.header("allow").unwrap_or("").split(", ").collect();
         let mut want: Vec<&str> = allow.split(", ").collect();
         got.sort();

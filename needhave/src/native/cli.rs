@@ -71,7 +71,7 @@ enum Command {
     /// A stdio MCP server that is a client of the live list at NEEDHAVE_LIST_URL.
     Mcp {
         /// The list to talk to.
-        #[arg(long, env = "NEEDHAVE_LIST_URL", default_value = crate::native::stdio::DEFAULT_LIST_URL)]
+        #[arg(long, env = "NEEDHAVE_LIST_URL", hide_env_values = true, default_value = crate::native::stdio::DEFAULT_LIST_URL)]
         list_url: String,
     },
     /// Write a consistent copy of the database to OUT, also while a server is writing it.
@@ -130,8 +130,9 @@ fn bytes(s: &str) -> Result<usize, String> {
         .ok_or_else(|| "a number of bytes, more than 0, perhaps with K or M".into())
 }
 
-/// Group commit's flags (see `store/sqlite/group.rs` and README
-/// "Performance" for the sweep the defaults come from).
+/// Group commit's flags (see `store/sqlite/group.rs`, and
+/// docs/design/group-commit.md, "Where a group closes", for the sweep the
+/// defaults come from).
 #[derive(Args)]
 struct GroupArgs {
     /// Writes one commit (one fsync) carries at most.

@@ -19,8 +19,8 @@
 //! batch ends, so that a failed batch can be taken back. By default that
 //! journal goes to a temporary file past 64 KiB, and a create that moves
 //! the waiting words into the index passes it: a system call for every
-//! page it changes (docs/finding.md, "Where a create's time goes at 64
-//! connections"). The writer keeps it in memory (`temp_store=MEMORY`):
+//! page it changes (docs/design/search-costs.md, "What the index costs a
+//! create"). The writer keeps it in memory (`temp_store=MEMORY`):
 //! at most the pages one batch changes, and never needed after a crash,
 //! since the WAL holds only committed transactions.
 //!
@@ -96,9 +96,11 @@ impl SqliteStore {
 
     /// [`open`](Self::open), with writes grouped by `policy`.
     ///
-    /// A file that was there is first checked (`admit`): one that is not a
-    /// database, is damaged, is of a newer release or of another
-    /// application is refused, untouched. A file this open created is
+    /// A file this user cannot write (or whose directory it cannot write,
+    /// where SQLite makes its side files) is refused. A file that was there
+    /// is first checked (`admit`): one that is not a database, is damaged,
+    /// is of a newer release or of another application is refused,
+    /// untouched. A file this open created is
     /// removed again, with its side files, if the open fails. Every error
     /// names the path.
     pub fn open_with(path: &str, policy: GroupPolicy) -> StoreResult<Self> {
@@ -127,18 +129,40 @@ impl SqliteStore {
                 .map_err(|e| StoreError(format!("cannot create {path}: {e}")))?;
             Some(files::hold(path).map_err(|e| cannot(&e))?)
         };
+        if !memory {
+            files::writable(path).map_err(|e| StoreError(format!("cannot write {path}: {e}")))?;
+        }
         let writer = if memory {
             Connection::open_in_memory()?
         } else {
             Connection::open(path).map_err(|e| cannot(&e))?
         };
+        // SQLite's own word, after the kernel's: a file it could only open
+        // read-only would answer every write with an error.
+        if writer.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return Err(StoreError(format!(
+                "cannot write {path}: SQLite opened it read-only"
+            )));
+        }
+        // Without the journal yet: nothing is written before the file is
+        // admitted.
+        configure(&writer, false).map_err(|e| cannot(&e))?;
         if existed && !memory {
             admit::check(&writer, path).map_err(StoreError)?;
         }
-        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        // The upgrade runs in its own transaction, before the switch to
+        // WAL: a file it cannot bring to the schema (another application's
+        // that happens to have a `posts` table) is rolled back to exactly
+        // what it was, in the journal mode it had.
         let upgrade = super::migrate::apply(&writer).map_err(|e| {
             StoreError(format!("cannot bring {path} to this release's schema: {e}"))
         })?;
+        // Now the journal too: WAL stays with the file. Then a read, which
+        // opens the WAL index the memo's clock maps (below).
+        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        writer
+            .query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+            .map_err(|e| cannot(&e))?;
         // After the upgrade, whose sorts may be as large as the list: from
         // here the writer's temporary data is a batch's savepoint journal.
         writer
@@ -248,9 +272,9 @@ impl SqliteStore {
     /// (`OUT.partial-PID`), fsynced, and only then linked to `out`, so a copy
     /// killed half-way never sits at the name of a backup. While the
     /// snapshot is read, no checkpoint can pass it and a busy server's WAL
-    /// grows; it is checkpointed after, so the WAL is left no larger than it
-    /// was found. The copy is a plain rollback-journal file, whole without
-    /// any `-wal`.
+    /// grows; it is truncated after (`truncate_wal`), so the WAL is left no
+    /// larger than it was found. The copy is a plain rollback-journal file,
+    /// whole without any `-wal`.
     pub fn backup(db: &str, out: &str) -> StoreResult<()> {
         let io = |what: &str, e: std::io::Error| StoreError(format!("{what}: {e}"));
         if std::fs::symlink_metadata(out).is_ok() {
@@ -281,11 +305,7 @@ impl SqliteStore {
         let _ = std::fs::remove_file(&partial);
         copied?;
         files::sync_parent(out).map_err(|e| io(out, e))?;
-        // PASSIVE when a server's writes keep the WAL busy: it still
-        // copies what it can; TRUNCATE empties it when nobody writes.
-        let _ = source
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .or_else(|_| source.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())));
+        truncate_wal(&source, std::time::Duration::from_secs(10));
         Ok(())
     }
 
@@ -370,6 +390,33 @@ fn configure(conn: &Connection, file: bool) -> rusqlite::Result<()> {
         conn.pragma_update(None, "synchronous", synchronous)?;
     }
     Ok(())
+}
+
+/// Empties the WAL of `conn`'s database into it and truncates the file to
+/// nothing, trying again until `within` has passed. A `TRUNCATE`
+/// checkpoint waits (the busy timeout) for the writer's lock and for every
+/// reader to reach the newest snapshot, then holds off writers for the
+/// copy; under a server's steady writes it can still give up, which SQLite
+/// reports in the answer's first column, not as an error, so each try reads
+/// it. Returns whether the WAL was truncated.
+fn truncate_wal(conn: &Connection, within: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        let busy = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+        match busy {
+            Ok(0) => return true,
+            _ if started.elapsed() >= within => {
+                tracing::warn!(
+                    target: "needhave::store",
+                    "the WAL could not be truncated after the backup: writers kept it busy"
+                );
+                return false;
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
 }
 
 fn is_write(sql: &str) -> bool {
