@@ -288,18 +288,14 @@ async fn expires_in_is_whole_seconds_in_its_bounds() {
     let (post, v) = create("have", json!({"expires_in": null})).await;
     assert!(v.get("expires_at").is_none(), "{v}");
     assert!(read(&post.id).await.json().get("expires_at").is_none());
+    // The bounds and the types; the rule's breadth: `rules::life`.
     let c = Client::new();
     for bad in [
         json!(299),
         json!(7_776_001),
         json!(300.5),
-        json!(300.0),
         json!("300"),
-        json!(-300),
-        json!(0),
-        json!(true),
-        json!([300]),
-        json!({"seconds": 300}),
+        json!({}),
     ] {
         c.post(
             "/posts",
