@@ -33,6 +33,7 @@
 //! reads are a handful of statements beside a fsync-bound write path.
 
 mod admit;
+pub mod beside;
 mod files;
 mod group;
 mod run;
