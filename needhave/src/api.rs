@@ -347,8 +347,9 @@ pub struct Tool {
     pub branches: &'static [Branch],
 }
 
-/// The first branch whose `when` argument is present (not null) runs; the
-/// last branch has no `when`.
+/// The first branch whose `when` argument is given (present, and neither
+/// null nor `false`: an optional boolean picks its branch when true) runs;
+/// the last branch has no `when`.
 pub struct Branch {
     pub when: Option<&'static str>,
     pub steps: &'static [Step],

@@ -62,6 +62,11 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         request.headers.push(("host".into(), authority.to_string()));
     }
 
+    // A test switch, as `needhave serve`'s: the clock this many whole
+    // seconds ahead (the Worker's tests see posts expire).
+    if let Ok(seconds) = text(&env, "NEEDHAVE_TEST_NOW_OFFSET_S").parse::<i64>() {
+        platform::set_clock_offset_s(seconds);
+    }
     let started = platform::now_ms();
     let usage = std::rc::Rc::new(Usage::default());
     // Before the body: its early refusals speak CORS like every answer.

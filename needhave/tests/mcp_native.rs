@@ -454,7 +454,8 @@ fn stdio_server_full_flow_against_needhave_serve() {
     let found = ok(&m.tool("list_posts", json!({"query": word, "kind": "need"})));
     assert_eq!(
         found["posts"],
-        json!([{"id": pid, "kind": "need", "note": note}])
+        json!([{"id": pid, "kind": "need", "note": note,
+            "created_at": post["created_at"], "status": "open"}])
     );
     let none = ok(&m.tool("list_posts", json!({"query": word, "kind": "have"})));
     assert_eq!(none["posts"], json!([]));
@@ -465,7 +466,8 @@ fn stdio_server_full_flow_against_needhave_serve() {
     err(&m.tool("list_posts", json!({"kind": "both"})), "bad_kind");
     assert_eq!(
         ok(&m.tool("read_post", json!({"id": pid}))),
-        json!({"id": pid, "kind": "need", "note": note})
+        json!({"id": pid, "kind": "need", "note": note,
+            "created_at": post["created_at"], "status": "open"})
     );
     let first = ok(&m.tool(
         "write_first_reply",
@@ -506,6 +508,43 @@ fn stdio_server_full_flow_against_needhave_serve() {
             {"id": mid, "text": "hello"},
             {"id": later["id"], "text": "later"},
         ]})
+    );
+
+    // A post's life travels: its expiry, and a close (`close: false`
+    // asks for the waiting replies, as no `close` does).
+    let brief = ok(&m.tool(
+        "create_have",
+        json!({"note": fresh_note("stdio have for a day"), "expires_in": 86_400}),
+    ));
+    assert!(brief["expires_at"]
+        .as_str()
+        .is_some_and(|t| t > brief["created_at"].as_str().unwrap()));
+    let (bid, bsecret) = (
+        brief["id"].as_str().unwrap(),
+        brief["secret"].as_str().unwrap(),
+    );
+    assert_eq!(
+        ok(&m.tool(
+            "accept_reply",
+            json!({"post_id": bid, "secret": bsecret, "close": false})
+        )),
+        json!({"messages": []})
+    );
+    let closed = ok(&m.tool(
+        "accept_reply",
+        json!({"post_id": bid, "secret": bsecret, "close": true}),
+    ));
+    assert_eq!(closed["status"], "closed");
+    assert_eq!(
+        ok(&m.tool("read_post", json!({"id": bid})))["status"],
+        "closed"
+    );
+    err(
+        &m.tool(
+            "create_need",
+            json!({"note": fresh_note("stdio"), "expires_in": 299}),
+        ),
+        "bad_expiry",
     );
 
     // The list's rules come back as isError results.
@@ -572,7 +611,7 @@ fn stdio_server_full_flow_against_needhave_serve() {
     assert_eq!(r["result"], json!({}));
 
     // A batch of 12 creates: the stdio server's HTTP calls all come from
-    // one IP, which already made 2 posts above: 8 more pass.
+    // one IP, which already made 3 posts above: 7 more pass.
     let batch: Vec<Value> = (0..12)
         .map(|i| {
             json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
@@ -585,7 +624,7 @@ fn stdio_server_full_flow_against_needhave_serve() {
     assert_eq!(replies.len(), 12);
     for (i, r) in replies.iter().enumerate() {
         assert_eq!(r["id"], 100 + i);
-        if i < 8 {
+        if i < 7 {
             ok(&r["result"]);
         } else {
             err(&r["result"], "rate_limited");
@@ -827,7 +866,7 @@ fn stdio_server_refuses_an_answer_not_of_the_tools_shape() {
 /// are left out (clients check the result against the advertised schema).
 #[test]
 fn stdio_server_takes_an_answer_with_fields_it_does_not_know() {
-    let post = json!({"id": "a1", "kind": "need", "note": "n", "created_at": "2030-01-01"});
+    let post = json!({"id": "a1", "kind": "need", "note": "n", "colour": "blue"});
     let list = Canned::json(
         "200 OK",
         &json!({"posts": [post], "next": "c", "status": "ok"}).to_string(),

@@ -16,6 +16,9 @@ use needhave::store::migrate::{self, note_key_hash};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
 
+/// The files of `migrations/`, in order, each as D1 applies it: one
+/// transaction, foreign keys checked (as SQLite checks them here: this
+/// build's default).
 fn migrations() -> Vec<(String, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../migrations");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -28,7 +31,8 @@ fn migrations() -> Vec<(String, String)> {
         .into_iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(p).unwrap())
+            let sql = std::fs::read_to_string(p).unwrap();
+            (name, format!("BEGIN;\n{sql}\nCOMMIT;\n"))
         })
         .collect()
 }
@@ -510,13 +514,14 @@ fn searched(conn: &Connection, q: &str) -> Vec<i64> {
         .unwrap()
         .query_map(
             rusqlite::params![
-                -1,
-                -1,
+                "",
+                "",
                 1000,
                 1i64 << 53,
                 "[\"\u{207f}\",\"\u{2b0}\"]",
                 words.needles(None),
-                words.terms()
+                words.terms(),
+                0
             ],
             |r| r.get::<_, Option<i64>>(1),
         )
@@ -1242,8 +1247,12 @@ fn a_version_12_file_keeps_its_waiting_posts() {
     native.execute_batch("PRAGMA user_version = 12").unwrap();
     migrate::apply(&native).unwrap().unwrap();
     let d1 = release_12();
-    let (_, last) = migrations().pop().unwrap();
-    d1.execute_batch(&last).unwrap();
+    for (name, sql) in migrations() {
+        if name.as_str() >= "0013" {
+            d1.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
     let old: Vec<i64> = (1..=40).collect();
     for conn in [&native, &d1] {
         assert_eq!(searched(conn, "自行车"), old);
@@ -1263,4 +1272,149 @@ fn a_version_12_file_keeps_its_waiting_posts() {
         assert_eq!(searched(conn, "own7x"), vec![7]);
         assert_eq!(searched(conn, "own66x"), vec![66]);
     }
+}
+
+/// Every message row as it was written, by row number: what an upgrade
+/// must keep whole (its columns of release 13, and the new `reason`).
+fn message_rows(conn: &Connection) -> Vec<Vec<rusqlite::types::Value>> {
+    conn.prepare(
+        "SELECT rowid, id, post_id, role, parent_id, text, secret_hash, thread_key, \
+         thread_key_hash, ip_hash, created_at, site_hash FROM messages ORDER BY rowid",
+    )
+    .unwrap()
+    .query_map([], |r| (0..12).map(|i| r.get(i)).collect())
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+/// A file of release 13 with the first release's rows (a thread among
+/// them) and a message of a later row number than its neighbours, on
+/// both stores: the native upgrade and migrations/0014 as D1 applies it.
+/// Every row is kept under its row number; every post is open, never
+/// expiring, in `live`; the new decisions can be written, one close and
+/// one removal a post, and they end the post.
+#[test]
+fn a_version_13_file_keeps_every_row_and_its_posts_open() {
+    let release_13 = || {
+        let conn = Connection::open_in_memory().unwrap();
+        write_first_release(&conn);
+        for (name, sql) in migrations() {
+            if name.as_str() > "0001" && name.as_str() < "0014" {
+                conn.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        conn.execute_batch(
+            "INSERT INTO messages (rowid, id, post_id, role, text, secret_hash, ip_hash, created_at, site_hash) \
+             VALUES (40, 'c0000000000000000000000000000000', '00000000000000000000000000000001', 'first', \
+             'a reply', 'h2', 'ip2', 3000, 'site')",
+        )
+        .unwrap();
+        conn
+    };
+    let native = release_13();
+    let before = message_rows(&native);
+    assert_eq!(before.len(), 4);
+    native.execute_batch("PRAGMA user_version = 13").unwrap();
+    assert_eq!(migrate::apply(&native).unwrap().unwrap().from, 13);
+    let d1 = release_13();
+    let (name, last) = migrations().pop().unwrap();
+    assert!(name.starts_with("0014"), "{name}");
+    d1.execute_batch(&last).unwrap();
+    for conn in [&native, &d1] {
+        assert_eq!(message_rows(conn), before, "every row, as it was");
+        let reasons: i64 = conn
+            .query_row("SELECT count(reason) FROM messages", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(reasons, 0);
+        let posts: Vec<(i64, String, Option<i64>)> = conn
+            .prepare("SELECT rowid, kind, expires_at FROM posts ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(posts.len(), OLD_NOTES.len());
+        assert!(posts.iter().all(|p| p.2.is_none()), "never expiring");
+        let live: Vec<(i64, String, Option<i64>)> = conn
+            .prepare("SELECT post, kind, expires_at FROM live ORDER BY post")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(live, posts, "every old post is open");
+        assert_eq!(
+            conn.query_row("PRAGMA foreign_key_check", [], |_| Ok(()))
+                .optional()
+                .unwrap(),
+            None
+        );
+
+        // The decisions of this release: a close of post 0, a removal of
+        // post 1 and of its reply, a report; then a post of this release.
+        let post = |i: i64| format!("{i:032x}");
+        conn.execute_batch(&format!(
+            "INSERT INTO messages (id, post_id, role, ip_hash, created_at) \
+             VALUES ('d1000000000000000000000000000000', '{p0}', 'close', 'ip', 4000); \
+             INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) \
+             VALUES ('d2000000000000000000000000000000', '{p1}', 'remove', 'operator', 4001, 'spam'); \
+             INSERT INTO messages (id, post_id, role, parent_id, ip_hash, created_at, reason) \
+             VALUES ('d3000000000000000000000000000000', '{p1}', 'remove', \
+             'c0000000000000000000000000000000', 'operator', 4002, 'abuse'); \
+             INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason, text) \
+             VALUES ('d4000000000000000000000000000000', '{p2}', 'report', 'ip', 4003, 'scam', 'why'); \
+             INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, expires_at) \
+             VALUES ('{p9}', 'have', 'new', 'h', 'ip', 5000, 9000);",
+            p0 = post(0),
+            p1 = post(1),
+            p2 = post(2),
+            p9 = post(9),
+        ))
+        .unwrap();
+        let open: Vec<(i64, Option<i64>)> =
+            column::<i64>(conn, "SELECT post FROM live ORDER BY post", [])
+                .into_iter()
+                .map(|p| (p, None))
+                .collect();
+        let mut want: Vec<(i64, Option<i64>)> =
+            (3..=OLD_NOTES.len() as i64).map(|p| (p, None)).collect();
+        want.push((OLD_NOTES.len() as i64 + 1, None));
+        assert_eq!(
+            open, want,
+            "the closed and the removed post are not open; the new one is"
+        );
+        let expiry: Vec<Option<i64>> =
+            column(conn, "SELECT expires_at FROM live WHERE post = 8", []);
+        assert_eq!(expiry, [Some(9000)]);
+        let ends: Vec<(i64, i64, i64)> = conn
+            .prepare("SELECT n, post, indexed FROM post_ends ORDER BY n")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            ends,
+            [(1, 1, 1), (2, 2, 1)],
+            "a message's removal ends nothing"
+        );
+        // One close, one removal of a post, one of a message, one report
+        // per client; a report's reason is one of the six.
+        for refused in [
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at) VALUES ('e1000000000000000000000000000000', '{}', 'close', 'ip3', 1)", post(0)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e2000000000000000000000000000000', '{}', 'remove', 'operator', 1, 'again')", post(1)),
+            format!("INSERT INTO messages (id, post_id, role, parent_id, ip_hash, created_at, reason) VALUES ('e3000000000000000000000000000000', '{}', 'remove', 'c0000000000000000000000000000000', 'operator', 1, 'again')", post(1)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e4000000000000000000000000000000', '{}', 'report', 'ip', 1, 'spam')", post(2)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e5000000000000000000000000000000', '{}', 'report', 'ip9', 1, 'rude')", post(2)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at) VALUES ('e6000000000000000000000000000000', '{}', 'report', 'ip9', 1)", post(2)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at) VALUES ('e7000000000000000000000000000000', '{}', 'remove', 'operator', 1)", post(3)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e8000000000000000000000000000000', '{}', 'remove', 'ip', 1, 'x')", post(3)),
+        ] {
+            assert!(conn.execute(&refused, []).is_err(), "{refused}");
+        }
+    }
+    assert_eq!(shape(&native), shape(&d1));
+    assert_eq!(migrate::apply(&native).unwrap(), None);
 }

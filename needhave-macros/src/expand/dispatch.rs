@@ -243,10 +243,11 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     );
     if r.raw {
         // A raw handler builds its own response from the request (its
-        // headers: a conditional read), after its declared parameters.
-        let queried = names.iter().skip(params.len());
-        let call = quote_spanned!(handler.span()=> #handler(req, ctx, #(#queried,)*).await);
+        // headers: a conditional read), after its declared parameters:
+        // its path's, then its query's.
+        let call = quote_spanned!(handler.span()=> #handler(req, ctx, #(#names,)*).await);
         return quote! {{
+            #(#parse_params)*
             #(#parse_query)*
             #call
         }};

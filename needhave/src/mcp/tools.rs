@@ -238,8 +238,13 @@ pub async fn run<E: Exec + ?Sized>(
     args: &Map<String, Value>,
     exec: &E,
 ) -> Result<Ran, String> {
-    let present = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
-    let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&present)) else {
+    // An argument picks its branch when given, and not `false`: an
+    // optional boolean (`close`) asks for its branch only when true.
+    let given = |name: &str| {
+        args.get(name)
+            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false))
+    };
+    let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&given)) else {
         return Ok(Ran::Answer(400, error_body("bad_request")));
     };
     let mut merged = Map::new();

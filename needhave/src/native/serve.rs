@@ -109,6 +109,34 @@ impl std::fmt::Display for Dropped {
 
 impl std::error::Error for Dropped {}
 
+/// The test switch that moves the server's clock: whole seconds ahead.
+pub const CLOCK_OFFSET_VAR: &str = "NEEDHAVE_TEST_NOW_OFFSET_S";
+
+/// Reads [`CLOCK_OFFSET_VAR`] once, at start-up, and moves the clock of
+/// everything the server does by it (a post's times, expiry, the rate
+/// windows, how long an answer may be kept): a test restarts a server on
+/// the same file "later" and sees its posts expire. Anything but a whole
+/// number of seconds is refused; a set value is logged as a warning, since
+/// a server whose clock is wrong gives wrong times to everyone.
+fn clock_offset() -> Result<(), String> {
+    let text = match std::env::var(CLOCK_OFFSET_VAR) {
+        Err(std::env::VarError::NotPresent) => return Ok(()),
+        Ok(text) if text.is_empty() => return Ok(()),
+        Ok(text) => text,
+        Err(std::env::VarError::NotUnicode(_)) => String::from("(not UTF-8)"),
+    };
+    let seconds: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{CLOCK_OFFSET_VAR}={text:?} is not a whole number of seconds"))?;
+    tracing::warn!(
+        seconds,
+        "{CLOCK_OFFSET_VAR} is set: this server's clock runs {seconds} s ahead (a test switch)"
+    );
+    crate::platform::set_clock_offset_s(seconds);
+    Ok(())
+}
+
 /// The operator's salt of the client-IP hashes, refused when empty; `None`
 /// when one is to be kept beside the database ([`kept_salt`]).
 fn given_salt(opts: &Options) -> Result<Option<String>, String> {
@@ -156,6 +184,7 @@ pub const EMPTY_SALT: &str = "the IP salt (--ip-salt or NEEDHAVE_IP_SALT) is emp
 /// address is bound, and a database file this start created is removed
 /// again if a later step fails.
 pub async fn run(opts: Options) -> Result<(), String> {
+    clock_offset()?;
     let given_salt = given_salt(&opts)?;
     let listener = TcpListener::bind(opts.addr)
         .await
@@ -645,7 +674,8 @@ fn own_head(req: hyper::Request<Incoming>) -> Option<(Request, Incoming)> {
 /// `None`, and the request goes the general way, whenever anything could
 /// make the general path answer otherwise: another method, path or query,
 /// a body, too many headers, a bookmark, an `If-None-Match` that is not
-/// UTF-8, a memo that does not vouch for its list, no room in the budget
+/// UTF-8, a memo that does not vouch for its list (or a post it shows
+/// expires within the answer's max-age), no room in the budget
 /// now, or a panic.
 fn kept_list<B: hyper::body::Body>(
     req: &hyper::Request<B>,
@@ -678,7 +708,13 @@ fn kept_list<B: hyper::body::Body>(
                 return None;
             }
         }
-        let (version, json) = state.store.memo()?.current(LIST)?;
+        let now = crate::platform::now_ms();
+        let (version, json, until) = state.store.memo()?.current(LIST, now)?;
+        // Its headers say `LIST_CACHE`: only while no post it shows
+        // expires sooner (then the general path says less).
+        if until - now < i64::from(conditional::LIST_MAX_AGE) * 1000 {
+            return None;
+        }
         LIST_SHAPE.with_borrow_mut(|shape| {
             // Made again for another version, or another server in this
             // process (its own memo's text, its own configuration).
@@ -728,7 +764,7 @@ fn kept_list<B: hyper::body::Body>(
 /// The bare list's answers at one version of the memo, made by the shared
 /// pipeline's own steps, for [`kept_list`] to clone.
 struct ListShape {
-    version: i64,
+    version: crate::store::Version,
     json: Arc<str>,
     config: Arc<Config>,
     tag: String,
@@ -741,7 +777,11 @@ impl ListShape {
     /// The answers [`crate::handle`] gives `GET /posts` at `version`: the
     /// handler's 200 or 304 ([`crate::handlers::posts::list`]), then the
     /// headers every answer of a `GET` carries.
-    fn new(version: i64, json: Arc<str>, config: &Arc<Config>) -> Option<ListShape> {
+    fn new(
+        version: crate::store::Version,
+        json: Arc<str>,
+        config: &Arc<Config>,
+    ) -> Option<ListShape> {
         let req = Request::new("GET", "/posts");
         let tag = conditional::version_tag(LIST_TAG, version, "");
         let ok = Response::new(

@@ -34,8 +34,9 @@ use crate::rules::Kind;
 /// (`store::hot_cold`). 0008 adds the table where a new post's words wait
 /// for the index; 0009 and 0011 set the index's leaf size ([`LEAVES`],
 /// [`YOUNG_LEAVES`]), fresh files included. 0013 changes what a post's
-/// words are while they wait, and the move that writes them.
-pub const VERSION: i64 = 13;
+/// words are while they wait, and the move that writes them. 0014 gives a
+/// post its life ([`LIFE`]).
+pub const VERSION: i64 = 14;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -63,6 +64,13 @@ const HOT_COLD: &str = include_str!("../../../migrations/0012_hot_cold.sql");
 /// migrations/0013: waiting words in about their note's bytes (runs
 /// whole), and the move that writes them out.
 const WAITING_RUNS: &str = include_str!("../../../migrations/0013_waiting_runs.sql");
+
+/// migrations/0014: a post's expiry, the decision rows that end it
+/// (`close`, `remove`) and report it (`report`), the table of open posts
+/// (`live`, every old post in it: open, never expiring) and the record of
+/// the ends (`post_ends`). The messages table is made again (its role
+/// CHECK changes), every row kept under its row number.
+const LIFE: &str = include_str!("../../../migrations/0014_life.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -119,6 +127,11 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     }
     if has_table(conn, "posts")? && !has_column(conn, "posts", "note_key_hash")? {
         conn.execute_batch(SITES)?;
+    }
+    // While every table its triggers name is there: the table it makes
+    // again is renamed, and SQLite checks the whole schema then.
+    if has_table(conn, "posts")? && !has_column(conn, "posts", "expires_at")? {
+        conn.execute_batch(LIFE)?;
     }
     // An index of words of a file before 12 is one part, with prefix
     // lists: dropped, made again as the hot part, and filled below.

@@ -36,6 +36,7 @@
 //! reads are a handful of statements beside a fsync-bound write path.
 
 mod admit;
+pub mod beside;
 mod files;
 mod group;
 pub mod reads;
