@@ -80,13 +80,14 @@ fn page(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: i64) -> Vec<i6
     let rows: Vec<i64> = s
         .query_map(
             params![
-                -1,
-                -1,
+                "",
+                "",
                 limit,
                 1i64 << 53,
                 serde_json::to_string(&marks).unwrap(),
                 needles,
                 words.terms(),
+                0,
             ],
             |r| r.get::<_, Option<i64>>(1),
         )

@@ -514,13 +514,14 @@ fn searched(conn: &Connection, q: &str) -> Vec<i64> {
         .unwrap()
         .query_map(
             rusqlite::params![
-                -1,
-                -1,
+                "",
+                "",
                 1000,
                 1i64 << 53,
                 "[\"\u{207f}\",\"\u{2b0}\"]",
                 words.needles(None),
-                words.terms()
+                words.terms(),
+                0
             ],
             |r| r.get::<_, Option<i64>>(1),
         )
