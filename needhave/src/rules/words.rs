@@ -186,14 +186,42 @@ pub fn waiting_text(kind: Kind, note: &str) -> String {
 /// The terms of a post's waiting words after its kind's term, in order,
 /// each [`RUN`] written out as its pairs (as `store::hot_cold::EXPAND`
 /// does in SQL; a pair two runs share comes twice).
-pub fn terms(waiting: &str) -> impl Iterator<Item = &str> {
-    waiting.split(' ').skip(1).flat_map(|term| {
-        let (run, whole) = match term.strip_prefix(RUN) {
-            Some(run) => (bigrams(run), None),
-            None => (Vec::new(), Some(term)),
-        };
-        run.into_iter().chain(whole)
-    })
+pub fn terms(waiting: &str) -> Terms<'_> {
+    let mut words = waiting.split(' ');
+    words.next();
+    Terms { words, run: "" }
+}
+
+/// [`terms`]' iterator: a run's pairs are sliced off it one at a time, so
+/// nothing is collected (the Worker sweeps with it, and what it links,
+/// every cold start loads).
+pub struct Terms<'a> {
+    words: std::str::Split<'a, char>,
+    /// What is left of the run being written out as pairs.
+    run: &'a str,
+}
+
+impl<'a> Iterator for Terms<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        loop {
+            let mut chars = self.run.char_indices().skip(1);
+            if let Some((second, _)) = chars.next() {
+                let end = chars.next().map_or(self.run.len(), |(at, _)| at);
+                let pair = &self.run[..end];
+                self.run = &self.run[second..];
+                return Some(pair);
+            }
+            let word = self.words.next()?;
+            match word.strip_prefix(RUN) {
+                // A run of one character is itself, as `bigrams` has it.
+                Some(run) if run.chars().nth(1).is_some() => self.run = run,
+                Some(run) => return Some(run),
+                None => return Some(word),
+            }
+        }
+    }
 }
 
 /// A post's waiting words with each [`RUN`] written out as its pairs: its
@@ -225,6 +253,39 @@ mod tests {
             waiting_text(Kind::Have, "ＧＰＵ to\u{200b}night"),
             "\u{b7}have gpu tonight"
         );
+    }
+
+    /// `terms` slices a run's pairs as `bigrams` lists them, runs of one
+    /// and two characters included.
+    #[test]
+    fn terms_are_each_word_and_each_pair_of_a_run() {
+        let bigrammed = |waiting: &str| -> Vec<String> {
+            waiting
+                .split(' ')
+                .skip(1)
+                .flat_map(|t| match t.strip_prefix(RUN) {
+                    Some(run) => bigrams(run),
+                    None => vec![t],
+                })
+                .map(String::from)
+                .collect()
+        };
+        for note in [
+            "我有自行车, 自行车",
+            "a 东京 b 車 RTX4090显卡 ภาษาไทย 東京タワーの夜景 tower",
+            "x",
+            "",
+        ] {
+            let waiting = waiting_text(Kind::Need, note);
+            assert_eq!(
+                terms(&waiting).collect::<Vec<_>>(),
+                bigrammed(&waiting),
+                "{note}"
+            );
+        }
+        let odd = "\u{b7}have ~a ~ab b ~abc ~\u{1f600}é\u{4e2d}";
+        assert_eq!(terms(odd).collect::<Vec<_>>(), bigrammed(odd));
+        assert_eq!(terms(odd).count(), 7);
     }
 
     #[test]

@@ -30,7 +30,7 @@
 use super::{hot_cold, prepare, Memo, Row, RowExt, Statement, Store, StoreExt, Value};
 use super::{StoreResult, NEW_WORDS, SMALL_LEAVES, WAITING_ROW_BYTES};
 use crate::rules::hot::{Tokens, DEEPEST};
-use crate::rules::words::{expanded, kind_mark, kind_term, marked, terms, waiting_text};
+use crate::rules::words::{kind_mark, kind_term, terms, waiting_text};
 use crate::rules::Kind;
 
 /// The index of one store, as its creates write it.
@@ -120,9 +120,10 @@ fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement
     ]
 }
 
-/// Every term the index can hold for a post, in each part, each once: what
-/// the sweep deletes it with, once its SQL has kept only what the index
-/// holds ([`SWEEP_HOT`], [`SWEEP_COLD`]).
+/// Every term the index can hold for a post, in each part: what the
+/// sweep deletes it with, once its SQL has kept only what the index holds
+/// ([`SWEEP_HOT`], [`SWEEP_COLD`]), each term once (a prefix two terms
+/// share, or a pair two runs share, comes twice here).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superset {
     /// The hot part's: its kind's term with the mark, then every prefix of
@@ -140,49 +141,33 @@ pub struct Superset {
 }
 
 /// The terms the index can hold for a post of `kind` whose note is `note`
-/// ([`Superset`]).
+/// ([`Superset`]), in one pass over its terms (`words::terms`): the cold
+/// part's is `words::marked(kind, &words::expanded(…))` written as it goes
+/// (a test holds the two equal). Without a sort, a set or a second pass:
+/// the Worker sweeps too, and what it links, every cold start loads.
 pub fn superset(kind: Kind, note: &str) -> Superset {
     let waiting = waiting_text(kind, note);
     let mark = kind_mark(kind);
-    let marked_terms: Vec<String> = terms(&waiting)
-        .map(|term| {
-            let mut m = String::with_capacity(term.len() + mark.len_utf8());
-            m.push(mark);
-            m.push_str(term);
-            m
-        })
-        .collect();
-    // The end of each prefix of 2, 3 … characters: where the third, fourth
-    // … character begins, then the whole term.
-    let mut prefixes: Vec<&str> = marked_terms
-        .iter()
-        .flat_map(|m| {
-            m.char_indices()
-                .map(|(at, _)| at)
-                .skip(2)
-                .chain(std::iter::once(m.len()))
-                .take(DEEPEST - 1)
-                .map(move |end| &m[..end])
-        })
-        .collect();
-    prefixes.sort_unstable();
-    prefixes.dedup();
     let mut hot = String::new();
     hot.push(mark);
     hot.push_str(kind_term(kind));
-    for prefix in prefixes {
-        hot.push(' ');
-        hot.push_str(prefix);
-    }
-    // A pair two runs share comes twice in the terms: once here.
-    let all = marked(kind, &expanded(&waiting));
-    let mut cold = String::new();
-    for (i, term) in all.split(' ').enumerate() {
-        if !all.split(' ').take(i).any(|t| t == term) {
-            if i > 0 {
-                cold.push(' ');
-            }
-            cold.push_str(term);
+    let mut cold = String::from(kind_term(kind));
+    for term in terms(&waiting) {
+        cold.push(' ');
+        cold.push(mark);
+        cold.push_str(term);
+        // The mark and the term's first 1, 2 … characters: where its
+        // second, third … character begins, then the whole term.
+        let ends = term
+            .char_indices()
+            .map(|(at, _)| at)
+            .skip(1)
+            .chain(std::iter::once(term.len()))
+            .take(DEEPEST - 1);
+        for end in ends {
+            hot.push(' ');
+            hot.push(mark);
+            hot.push_str(&term[..end]);
         }
     }
     Superset { hot, cold }
@@ -204,29 +189,30 @@ pub const SWEEP_BYTES: usize = 256 * 1024;
 /// when the post was in the index then (`indexed`); then the open posts
 /// whose expiry has passed by `?1`, with theirs. A few seeks of indexes
 /// when there is nothing to do.
-pub const SWEEP_FIND: &str = "SELECT e.n AS n, p.rowid AS post, p.kind AS kind, p.note AS note \
-     FROM (SELECT n, post, indexed FROM post_ends \
+pub const SWEEP_FIND: &str = "SELECT * FROM (SELECT e.n AS n, p.rowid AS post, p.kind AS kind, \
+     p.note AS note FROM (SELECT n, post, indexed FROM post_ends \
      WHERE n > coalesce((SELECT ends FROM sweep_mark WHERE one = 1), 0) ORDER BY n LIMIT ?2) e \
      LEFT JOIN posts p ON e.indexed = 1 AND p.rowid = e.post \
      UNION ALL SELECT NULL, p.rowid, p.kind, p.note \
      FROM (SELECT post FROM live WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2) l \
-     JOIN posts p ON p.rowid = l.post";
+     JOIN posts p ON p.rowid = l.post) ORDER BY n IS NULL, n";
 
 /// Takes posts out of the hot part. `?1` is a JSON array of `[row number,
-/// kind's term, [prefixes…]]` ([`Superset::hot`]), the row numbers
-/// falling, so that their reversed numbers rise and FTS5 writes the
-/// round's deletes as one segment. A post the part does not hold (its
-/// words still wait, or a sweep took it already) is left alone; of one it
-/// holds, its kind's term and the prefixes the hot set holds are deleted:
-/// the move wrote each prefix that was hot then, a promotion each one
-/// since, and the hot set only grows.
+/// kind's term, [prefixes…]]` ([`Superset::hot`]), taken newest first, so
+/// that their reversed numbers rise and FTS5 writes the round's deletes as
+/// one segment. A post the part does not hold (its words still wait, or a
+/// sweep took it already) is left alone; of one it holds, its kind's term
+/// and the prefixes the hot set holds are deleted, each once: the move
+/// wrote each prefix that was hot then, a promotion each one since, and
+/// the hot set only grows. (`group_concat` joins with commas, which the
+/// index's tokenizer reads as spaces.)
 pub const SWEEP_HOT: &str = "INSERT INTO post_words (post_words, rowid, words) \
-     SELECT 'delete', e.r, e.k || coalesce((SELECT ' ' || group_concat(t.value, ' ') \
+     SELECT 'delete', e.r, e.k || coalesce((SELECT ',' || group_concat(DISTINCT t.value) \
      FROM json_each(e.s) t WHERE t.value IN (SELECT p FROM hot_prefixes)), '') \
      FROM (SELECT 268435456 - json_extract(j.value, '$[0]') AS r, json_extract(j.value, '$[1]') AS k, \
      json_extract(j.value, '$[2]') AS s FROM json_each(?1) j) e \
      WHERE EXISTS (SELECT 1 FROM post_words w WHERE w.post_words MATCH '\"' || e.k || '\"' \
-     AND w.rowid = e.r)";
+     AND w.rowid = e.r) ORDER BY e.r";
 
 /// Takes posts out of the cold part, as [`SWEEP_HOT`] does the hot: `?1`
 /// holds `[row number, kind's term, [terms…]]` ([`Superset::cold`]), and
@@ -237,14 +223,14 @@ pub const SWEEP_HOT: &str = "INSERT INTO post_words (post_words, rowid, words) \
 /// no `cold` from its writer, wrote it): a seek of that term's list, for
 /// the common words of a note only.
 pub const SWEEP_COLD: &str = "INSERT INTO post_cold (post_cold, rowid, words) \
-     SELECT 'delete', e.r, e.k || coalesce((SELECT ' ' || group_concat(t.value, ' ') \
+     SELECT 'delete', e.r, e.k || coalesce((SELECT ',' || group_concat(DISTINCT t.value) \
      FROM json_each(e.s) t WHERE t.value NOT IN (SELECT p FROM hot_prefixes) \
      OR EXISTS (SELECT 1 FROM post_cold h WHERE h.post_cold MATCH '\"' || t.value || '\"' \
      AND h.rowid = e.r)), '') \
      FROM (SELECT 268435456 - json_extract(j.value, '$[0]') AS r, json_extract(j.value, '$[1]') AS k, \
      json_extract(j.value, '$[2]') AS s FROM json_each(?1) j) e \
      WHERE EXISTS (SELECT 1 FROM post_cold c WHERE c.post_cold MATCH '\"' || e.k || '\"' \
-     AND c.rowid = e.r)";
+     AND c.rowid = e.r) ORDER BY e.r";
 
 /// The words of the posts of `?1` (a JSON array of row numbers) that
 /// still wait for the move: they never reach the index.
@@ -298,9 +284,23 @@ pub fn sweep_json<'a>(posts: impl Iterator<Item = (i64, &'a str)>) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// A JSON array of row numbers.
+fn json_list(posts: impl Iterator<Item = i64>) -> String {
+    let mut out = String::from("[");
+    for (i, post) in posts.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&post.to_string());
+    }
+    out.push(']');
+    out
+}
+
 /// The write batch of one round of the sweep, from the rows
-/// [`to_sweep`] read, and how many ends it takes (none: nothing to do, and
-/// no statement): each post that was open out of both parts of the index
+/// [`to_sweep`] read (in their order: the ends by a row, then the expired
+/// posts), and how many ends it takes (none: nothing to do, and no
+/// statement): each post that was open out of both parts of the index
 /// ([`SWEEP_HOT`], [`SWEEP_COLD`]) and out of `words_new`, each expired
 /// post out of `live`, and the mark to the last end taken. A round stops
 /// early past [`SWEEP_BYTES`] of terms; what it leaves, the next reads
@@ -311,18 +311,9 @@ pub fn sweep_json<'a>(posts: impl Iterator<Item = (i64, &'a str)>) -> String {
 /// index, where the write finds them; a post taken twice (two sweeps at
 /// once) is found in neither part the second time.
 pub fn sweep_statements(rows: &[Row], now_ms: i64) -> (Vec<Statement>, usize) {
-    // The ends by a row in their order, then the expired posts.
-    let mut ends: Vec<(i64, &Row)> = rows.iter().filter_map(|r| Some((r.int("n")?, r))).collect();
-    ends.sort_unstable_by_key(|(n, _)| *n);
-    let expired = rows.iter().filter(|r| r.int("n").is_none());
-    let work = ends
-        .iter()
-        .map(|(n, r)| (Some(*n), *r))
-        .chain(expired.map(|r| (None, r)));
     let (mut taken, mut bytes, mut mark) = (0, 0, None);
-    let mut open: Vec<(i64, Superset)> = Vec::new();
-    let mut gone: Vec<i64> = Vec::new();
-    for (n, row) in work {
+    let (mut open, mut gone): (Vec<(i64, Superset)>, Vec<i64>) = (Vec::new(), Vec::new());
+    for row in rows {
         let post = row.int("post");
         let terms = match (post, row.str("kind").and_then(Kind::parse), row.str("note")) {
             (Some(_), Some(kind), Some(note)) => Some(superset(kind, note)),
@@ -334,7 +325,7 @@ pub fn sweep_statements(rows: &[Row], now_ms: i64) -> (Vec<Statement>, usize) {
         }
         bytes += size;
         taken += 1;
-        match n {
+        match row.int("n") {
             Some(n) => mark = Some(n),
             None => gone.extend(post),
         }
@@ -342,25 +333,18 @@ pub fn sweep_statements(rows: &[Row], now_ms: i64) -> (Vec<Statement>, usize) {
             open.push((post, terms));
         }
     }
-    // Newest first: the reversed row numbers rise.
-    open.sort_unstable_by_key(|(post, _)| std::cmp::Reverse(*post));
-    open.dedup_by_key(|(post, _)| *post);
     let mut statements = Vec::new();
     if !open.is_empty() {
         let hot = sweep_json(open.iter().map(|(p, t)| (*p, t.hot.as_str())));
         let cold = sweep_json(open.iter().map(|(p, t)| (*p, t.cold.as_str())));
-        let posts: Vec<String> = open.iter().map(|(p, _)| p.to_string()).collect();
         statements.push(prepare(SWEEP_HOT).bind(hot));
         statements.push(prepare(SWEEP_COLD).bind(cold));
-        statements.push(prepare(SWEEP_WAITING).bind(format!("[{}]", posts.join(","))));
+        let posts = json_list(open.iter().map(|(p, _)| *p));
+        statements.push(prepare(SWEEP_WAITING).bind(posts));
     }
     if !gone.is_empty() {
-        let posts: Vec<String> = gone.iter().map(i64::to_string).collect();
-        statements.push(
-            prepare(SWEEP_LIVE)
-                .bind(format!("[{}]", posts.join(",")))
-                .bind(now_ms),
-        );
+        let posts = json_list(gone.iter().copied());
+        statements.push(prepare(SWEEP_LIVE).bind(posts).bind(now_ms));
     }
     if let Some(n) = mark {
         statements.push(prepare(SWEEP_MARK).bind(n));
