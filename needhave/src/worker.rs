@@ -32,6 +32,7 @@ use crate::config::Config;
 use crate::error::Code;
 use crate::http::{Request, Response};
 use crate::store::d1::{D1Store, Usage};
+use crate::store::index::sweep;
 use crate::store::session::Sessions;
 use crate::store::{Failing, Store};
 use crate::{platform, routes, rules};
@@ -106,6 +107,62 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
             to_js(&Response::error(Code::Internal))
         })
         .map(JsValue::from)
+}
+
+/// Posts one round of the Worker's sweep takes at most, of each kind: a
+/// round is two D1 round trips, its write one transaction.
+const SWEEP_ROUND: usize = 100;
+
+/// How long one Cron Trigger sweeps before it leaves the rest to the next
+/// (a minute later): well inside the time a scheduled event may run, and
+/// short of the next one, so that two rarely sweep at once (which would
+/// change nothing: a post found in neither part is left alone).
+const SWEEP_MS: i64 = 20_000;
+
+/// The Cron Trigger (`[triggers]` in wrangler.toml, every minute): ended
+/// posts out of the index of words (`store::index::sweep`), round after
+/// round until one finds nothing or [`SWEEP_MS`] have passed. One JSON
+/// line for Workers Logs when it took something or failed: the ends taken,
+/// the milliseconds, D1's round trips and the rows it read and wrote.
+/// Written by hand as `fetch` is (see the module doc): worker-build's shim
+/// hands an export named `scheduled` the event, the env and the context.
+#[wasm_bindgen(
+    wasm_bindgen = worker::wasm_bindgen,
+    wasm_bindgen_futures = worker::wasm_bindgen_futures,
+    js_sys = worker::js_sys
+)]
+pub async fn scheduled(_event: JsValue, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
+    let started = platform::now_ms();
+    let Some(db) = d1(&env) else {
+        platform::log_error("sweep: no D1 binding DB");
+        return Ok(JsValue::UNDEFINED);
+    };
+    let usage = std::rc::Rc::new(Usage::default());
+    let store = Sessions::new(D1Store::new(db.unchecked_into(), usage.clone()));
+    let mut ends: i64 = 0;
+    let mut failed = false;
+    loop {
+        match sweep(&store, platform::now_ms(), SWEEP_ROUND).await {
+            Ok(0) => break,
+            Ok(n) => ends += n as i64,
+            Err(e) => {
+                platform::log_error(&["sweep: ", &e.0].concat());
+                failed = true;
+                break;
+            }
+        }
+        if platform::now_ms() - started >= SWEEP_MS {
+            break;
+        }
+    }
+    if ends > 0 || failed {
+        let mut line = String::from("{\"cron\":\"sweep\",\"ends\":");
+        line.push_str(&ends.to_string());
+        line.push_str(",\"ms\":");
+        line.push_str(&(platform::now_ms() - started).max(0).to_string());
+        log_usage(line, &usage);
+    }
+    Ok(JsValue::UNDEFINED)
 }
 
 /// A text binding (a secret or a var); missing or not text: empty.
@@ -197,6 +254,12 @@ fn log_request(request: &Request, status: u16, ms: i64, d1: &Usage) {
     line.push_str(&status.to_string());
     line.push_str(",\"ms\":");
     line.push_str(&ms.max(0).to_string());
+    log_usage(line, d1);
+}
+
+/// Ends a log line begun with its own fields: D1's round trips and the
+/// rows it read and wrote, then the line to the log.
+fn log_usage(mut line: String, d1: &Usage) {
     for (name, n) in [
         (",\"d1\":", &d1.trips),
         (",\"rows_read\":", &d1.rows_read),
