@@ -245,10 +245,11 @@ impl List {
         });
     }
 
-    fn ints(&self, sql: &str) -> BTreeSet<i64> {
+    /// The first column of every row `sql` reads.
+    fn column<T: rusqlite::types::FromSql + Ord>(&self, sql: &str) -> BTreeSet<T> {
         self.sql(|c| {
             let mut s = c.prepare(sql).unwrap();
-            let rows: BTreeSet<i64> = s
+            let rows: BTreeSet<T> = s
                 .query_map([], |r| r.get(0))
                 .unwrap()
                 .map(Result::unwrap)
@@ -289,7 +290,7 @@ impl List {
     /// kind's term and the terms the hot set does not hold whole (a term
     /// that became hot to its end after the post moved may stay too).
     fn held_as_the_sweep_deletes(&self) {
-        let hot_set = self.strings("SELECT p FROM hot_prefixes");
+        let hot_set = self.column::<String>("SELECT p FROM hot_prefixes");
         for (rowid, held) in self.terms("post_words") {
             let (kind, note) = &self.posts[&rowid];
             let s = superset(*kind, note);
@@ -311,18 +312,6 @@ impl List {
                 );
             }
         }
-    }
-
-    fn strings(&self, sql: &str) -> BTreeSet<String> {
-        self.sql(|c| {
-            let mut s = c.prepare(sql).unwrap();
-            let rows: BTreeSet<String> = s
-                .query_map([], |r| r.get(0))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
-            rows
-        })
     }
 
     /// The ids a search of `q` answers, every page.
@@ -401,7 +390,7 @@ async fn the_sweep_takes_ended_posts_out_of_the_index_and_leaves_the_rest() {
     list.remove(6).await;
     ended.insert(6);
     let waiting_ended = list
-        .ints("SELECT post FROM words_new")
+        .column::<i64>("SELECT post FROM words_new")
         .intersection(&ended)
         .count();
     assert!(waiting_ended > 0, "no ended post among the waiting ones");
@@ -437,7 +426,7 @@ async fn the_sweep_takes_ended_posts_out_of_the_index_and_leaves_the_rest() {
     }
     list.integrity();
     assert_eq!(
-        list.ints("SELECT post FROM words_new")
+        list.column::<i64>("SELECT post FROM words_new")
             .intersection(&ended)
             .count(),
         0
@@ -511,9 +500,13 @@ async fn a_post_that_ends_while_its_words_wait_never_reaches_the_index() {
     let mut rng = Rng(0x5eed_0003);
     list.write_many(&mut rng, 1..30, |_| None).await;
     list.close(17).await;
-    assert!(list.ints("SELECT post FROM words_new").contains(&17));
+    assert!(list
+        .column::<i64>("SELECT post FROM words_new")
+        .contains(&17));
     list.sweep(0, 100).await;
-    assert!(!list.ints("SELECT post FROM words_new").contains(&17));
+    assert!(!list
+        .column::<i64>("SELECT post FROM words_new")
+        .contains(&17));
     // The move of the others.
     list.write_many(&mut rng, 30..100, |_| None).await;
     assert!(list.count("SELECT count(*) FROM words_new") < 64);
@@ -914,27 +907,14 @@ async fn needhave_serve_sweeps_ended_posts_out_of_the_index() {
     let dir = common::scratch("sweep-serve");
     let db = dir.join("list.db");
     let server = common::Owned::spawn("127.0.0.1:0", db.to_str().unwrap(), &[]);
-    // 70 posts, ten a client (the create rate): the first 64 move into
-    // the index.
+    // 70 posts: the first 64 move into the index.
     let word = format!("w{}", &common::fresh_note("").replace(['#', ' '], "")[..12]);
     let mut ids = Vec::new();
-    for _ in 0..7 {
-        let ip = common::fresh_ip();
-        for _ in 0..10 {
-            let note = format!("{word} {}", common::fresh_note("a post the server sweeps"));
-            let body = serde_json::json!({"kind": "have", "note": note});
-            let r = common::send_to(
-                &server,
-                ip,
-                "POST",
-                "/posts",
-                Some(body.to_string().into_bytes()),
-                &[],
-            )
-            .await;
-            assert_eq!(r.status, 201, "{}", r.text());
-            ids.push(r.json()["id"].as_str().unwrap().to_string());
-        }
+    for _ in 0..70 {
+        let note = format!("{word} {}", common::fresh_note("a post the server sweeps"));
+        let r = common::create_on(&server, "have", &note).await;
+        assert_eq!(r.status, 201, "{}", r.text());
+        ids.push(r.json()["id"].as_str().unwrap().to_string());
     }
     let conn = Connection::open(&db).unwrap();
     conn.busy_timeout(std::time::Duration::from_secs(5))
