@@ -1,7 +1,7 @@
 // D1's rows read per `GET /posts`, from the Worker's own log line: run by
 // bench/d1-rows-read.sh against `wrangler dev` on a seeded local D1.
 //
-//   node bench/d1-rows-read.mjs BASE LOG POSTS [--check]
+//   node bench/d1-rows-read.mjs BASE LOG POSTS [--check] [--ended F]
 //
 // BASE is the Worker's address, LOG the file wrangler dev writes the
 // Worker's console to, POSTS how many posts the D1 holds (seeded by
@@ -27,10 +27,19 @@
 // list), which a small D1 shows as surely as a large one.
 import { readFileSync } from "node:fs";
 
-const [base, log, count, flag] = process.argv.slice(2);
+const [base, log, count, ...rest] = process.argv.slice(2);
 const posts = Number(count);
-if (!base || !log || !(posts > 0)) {
-  console.error("usage: node bench/d1-rows-read.mjs BASE LOG POSTS [--check]");
+const flag = rest.includes("--check") ? "--check" : undefined;
+// The share of the posts that ended (`needhave-bench d1-seed --ended`):
+// post `i` is open when (⌊i / 10⌋ + 7 × (i mod 10)) mod 10 is at least
+// the ended tenths (bench/src/ended.rs, `fate`), so as many of every kind
+// and of the notes with `gpu` end.
+const endedAt = rest.indexOf("--ended");
+const tenths = endedAt >= 0 ? Math.round(Number(rest[endedAt + 1]) * 10) : 0;
+const open = (i) => (Math.floor(i / 10) + 7 * (i % 10)) % 10 >= tenths;
+const OPEN = 1 - tenths / 10;
+if (!base || !log || !(posts > 0) || !(tenths >= 0 && tenths < 10)) {
+  console.error("usage: node bench/d1-rows-read.mjs BASE LOG POSTS [--check] [--ended F]");
   process.exit(2);
 }
 const GOAL = 1000;
@@ -48,8 +57,12 @@ const terms = (qs) => {
 // The deepest page asked for: the 100th, or the last full one of a smaller
 // list (`gpu` is in 10% of the notes, each kind in half).
 const deepest = (share) => Math.max(1, Math.min(100, Math.floor((posts * share) / 100)));
-const GPU_PAGE = deepest(0.1);
-const KIND_PAGE = deepest(0.5);
+const GPU_PAGE = deepest(0.1 * OPEN);
+const KIND_PAGE = deepest(0.5 * OPEN);
+// A word of its own in one open post: x7fq, or the next open one's.
+let rare = 127;
+while (!open(rare)) rare++;
+const RARE = `x${rare.toString(16)}q`;
 const nth = (n) => `${n}${n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th"}`;
 
 // The Worker's request lines so far (wrangler adds lines of its own).
@@ -96,7 +109,7 @@ const QUERIES = [
   { name: "bare list again (its answer kept)", qs: "" },
   { name: "kind=have", qs: "?kind=have" },
   { name: `${nth(KIND_PAGE)} page of kind=have`, qs: "?kind=have", skip: KIND_PAGE - 1 },
-  { name: "q of a rare word (x7fq, 1 post)", qs: "?q=x7fq", goal: true },
+  { name: `q of a rare word (${RARE}, 1 post)`, qs: `?q=${RARE}`, goal: true },
   { name: "q of a word in 10% (gpu)", qs: "?q=gpu", goal: true },
   { name: "two words (gpu tonight)", qs: "?q=gpu+tonight", goal: true },
   { name: "a prefix of one letter (l)", qs: "?q=l", goal: true },

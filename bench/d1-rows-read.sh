@@ -8,7 +8,14 @@
 # it, and runs bench/d1-rows-read.mjs, which reads each call's rows from the
 # Worker's own log line. Prints a Markdown table (docs/finding.md).
 #
-#   bash bench/d1-rows-read.sh [--posts 100000] [--check] [--keep DIR]
+#   bash bench/d1-rows-read.sh [--posts 100000] [--ended 0.9] [--check] [--keep DIR]
+#
+# --ended F: that share of the posts end (`d1-seed --ended`: a third by an
+# expiry passed, the others by the rows a close and the operator's removal
+# write, after their words are in the index), and the Worker's own Cron
+# Trigger sweeps them out of the index (its scheduled handler, asked for at
+# /__scheduled under `wrangler dev --test-scheduled`, until an event takes
+# nothing) before the pages are asked.
 #
 # --check exits 1 when a rare word or a page of a common word reads 1,000
 # rows or more, or any page reads more rows than the posts it fetches
@@ -23,14 +30,16 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 POSTS=100000
+ENDED=0
 CHECK=
 KEEP=
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --posts) POSTS=$2; shift 2 ;;
+    --ended) ENDED=$2; shift 2 ;;
     --check) CHECK=--check; shift ;;
     --keep) KEEP=$2; shift 2 ;;
-    *) echo "usage: $0 [--posts N] [--check] [--keep DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--posts N] [--ended F] [--check] [--keep DIR]" >&2; exit 2 ;;
     esac
 done
 
@@ -69,7 +78,7 @@ held() {
     d1 --json --command "SELECT count(*) AS n FROM posts" 2>/dev/null |
         node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s)[0].results[0].n)}catch{}})'
 }
-if [[ -n "$KEEP" && -d "$KEEP" && "$(held)" == "$POSTS" ]]; then
+if [[ -n "$KEEP" && -d "$KEEP" && "$(held)" == "$POSTS" && "$(cat "$KEEP/ended" 2>/dev/null)" == "$ENDED" ]]; then
     echo "== d1-rows-read: reusing the $POSTS posts in $KEEP" >&2
 else
     [[ -n "$KEEP" ]] && rm -rf "$KEEP"
@@ -77,18 +86,44 @@ else
     t0=$(date +%s)
     wrangler d1 migrations apply DB --local --config "$WORK/wrangler.toml" --persist-to "$STATE" \
         </dev/null >"$WORK/d1.log" 2>&1 || { cat "$WORK/d1.log" >&2; exit 1; }
-    "$BENCH" d1-seed --posts "$POSTS" --out "$WORK/seed" >"$WORK/files"
+    "$BENCH" d1-seed --posts "$POSTS" --ended "$ENDED" --out "$WORK/seed" >"$WORK/files"
     while read -r file; do
         d1 --file "$file" --yes >"$WORK/d1.log" 2>&1 || { cat "$WORK/d1.log" >&2; exit 1; }
     done <"$WORK/files"
     [[ "$(held)" == "$POSTS" ]] || { echo "d1-rows-read: the D1 holds $(held) posts, not $POSTS" >&2; exit 1; }
+    echo "$ENDED" >"$STATE/ended"
     echo "seeded in $(($(date +%s) - t0)) s" >&2
 fi
 
 # The Worker's request lines are console.log, wrangler's `log` level; one
 # for every call, not only the expensive ones (LOG_REQUESTS).
 WORKER_LOG_LEVEL=log worker_start MAIN "$WORK/wrangler.toml" "$STATE" "$WORK/wrangler.log" \
-    --var IP_SALT:bench --var LOG_REQUESTS:all
+    --var IP_SALT:bench --var LOG_REQUESTS:all --test-scheduled
 worker_wait_ready "$MAIN_BASE" "$MAIN_PGID"
-echo "== d1-rows-read: $POSTS posts, wrangler dev on $MAIN_BASE" >&2
-node bench/d1-rows-read.mjs "$MAIN_BASE" "$WORK/wrangler.log" "$POSTS" $CHECK
+# The sweep, by the Worker's own Cron Trigger, one event after another
+# until one takes nothing (it writes its log line only when it takes
+# something or fails).
+sweeps() { grep -c '"cron":"sweep"' "$WORK/wrangler.log" || true; }
+if [[ "$ENDED" != 0 ]]; then
+    t0=$(date +%s)
+    for ((i = 0; ; i++)); do
+        seen=$(sweeps)
+        curl -fsS -o /dev/null "$MAIN_BASE/__scheduled?cron=*+*+*+*+*"
+        for ((j = 0; j < 30 && $(sweeps) == seen; j++)); do sleep 0.1; done
+        [[ $(sweeps) == "$seen" ]] && break
+        if grep -q 'sweep: ' "$WORK/wrangler.log" || ((i > 1000)); then
+            echo "d1-rows-read: the sweep failed" >&2
+            exit 1
+        fi
+    done
+    grep '"cron":"sweep"' "$WORK/wrangler.log" | node -e '
+let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+  const lines = s.split("\n").filter((l) => l).map((l) => JSON.parse(l.slice(l.indexOf("{"))));
+  const sum = (k) => lines.reduce((a, l) => a + l[k], 0);
+  console.error(`swept: ${sum("ends")} ends in ${lines.length} events of the Cron Trigger, ` +
+    `${sum("ms")} ms, ${sum("rows_read")} rows read, ${sum("rows_written")} written`);
+});'
+    echo "swept in $(($(date +%s) - t0)) s" >&2
+fi
+echo "== d1-rows-read: $POSTS posts ($ENDED ended), wrangler dev on $MAIN_BASE" >&2
+node bench/d1-rows-read.mjs "$MAIN_BASE" "$WORK/wrangler.log" "$POSTS" $CHECK --ended "$ENDED"

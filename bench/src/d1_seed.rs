@@ -2,7 +2,7 @@
 //! files for `wrangler d1 execute --local --file`: the D1 half of
 //! bench/d1-rows-read.sh, which measures D1's rows read per `GET /posts`.
 //!
-//!     needhave-bench d1-seed --posts 100000 --out DIR [--per-file 10000]
+//!     needhave-bench d1-seed --posts 100000 --out DIR [--per-file 10000] [--ended 0.9]
 //!
 //! Each file holds multi-row INSERTs of posts (row numbers given, so that
 //! the index rows can name them) and of their words in both parts of the
@@ -13,6 +13,11 @@
 //! terms from a copy of it. As a list's creates leave them: the posts up to
 //! the last multiple of `PENDING_MAX` in the index, the few newer ones'
 //! words in `words_new`.
+//! With `--ended`, that share of the posts end as `needhave-bench ended`
+//! ends them (`ended::fate`): a third by an expiry in the past, the others
+//! by the rows a close and the operator's removal write, after their words
+//! are in the index, as the ends of a list in use come; the sweep (the
+//! Worker's Cron Trigger, bench/d1-rows-read.sh) then takes them out.
 //! Multi-row statements because wrangler runs a file statement by statement
 //! and 200,000 single-row ones take many minutes; each stays well under
 //! D1's 100 KB statement limit.
@@ -24,6 +29,7 @@ use needhave::rules::words::waiting_text;
 use needhave::secrets::sha256_hex;
 use needhave::store::{PENDING_MAX, WORDS_BASE, WORDS_GROWN, WORDS_LEAF};
 
+use crate::ended::{self, Fate};
 use crate::search::note;
 
 /// Rows per INSERT: a note row is about 250 bytes of SQL.
@@ -35,7 +41,13 @@ fn quoted(text: &str) -> String {
 }
 
 /// Writes `DIR/seed-NNN.sql`, `per_file` posts each, and returns the files.
-pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<String>, String> {
+pub fn write(
+    out: &std::path::Path,
+    posts: u64,
+    per_file: u64,
+    ended: f64,
+) -> Result<Vec<String>, String> {
+    let tenths = (ended * 10.0).round().clamp(0.0, 10.0) as u64;
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     let mut files = Vec::new();
     let mark = posts / PENDING_MAX as u64 * PENDING_MAX as u64;
@@ -74,19 +86,35 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
             let mut words = Vec::new();
             let mut cold = Vec::new();
             let mut waiting = Vec::new();
+            let mut ends = Vec::new();
             for i in at..stop {
                 let (kind, text) = note(i);
                 let key = needhave::rules::note_key(&text);
                 // Row numbers from 1, as a fresh table gives them.
                 let rowid = i + 1;
                 let sep = if i == at { "" } else { "," };
+                let expires_at =
+                    ended::expires_at(i, tenths).map_or("NULL".to_string(), |t| t.to_string());
                 let _ = write!(
                     rows,
-                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}')",
+                    "{sep}\n({rowid},'{i:032x}','{}',{},'h','ip',{i},'{}',{expires_at})",
                     kind.as_str(),
                     quoted(&text),
                     sha256_hex(&key),
                 );
+                let end = match ended::fate(i, tenths) {
+                    Fate::Closed => Some(("close", "closer", "NULL")),
+                    Fate::Removed => Some(("remove", "operator", "'spam'")),
+                    Fate::Open | Fate::Expired => None,
+                };
+                if let Some((role, who, reason)) = end {
+                    let at = i + 500;
+                    ends.push(format!(
+                        "\n('{}{:031x}','{i:032x}','{role}','{who}',{at},{reason})",
+                        &role[..1],
+                        i
+                    ));
+                }
                 if rowid <= mark {
                     let (_, waiting_words) = &moved[i as usize];
                     let (hot, terms) = copy.parts(kind, &format!("{i:032x}"), waiting_words);
@@ -100,7 +128,7 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
             }
             let _ = writeln!(
                 sql,
-                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash) VALUES{rows};"
+                "INSERT INTO posts (rowid, id, kind, note, secret_hash, ip_hash, created_at, note_key_hash, expires_at) VALUES{rows};"
             );
             words.reverse();
             cold.reverse();
@@ -131,6 +159,15 @@ pub fn write(out: &std::path::Path, posts: u64, per_file: u64) -> Result<Vec<Str
                     sql,
                     "INSERT INTO words_new (post, words) VALUES{};",
                     waiting.join(",")
+                );
+            }
+            // The ends by a row, once the posts' words are where a list
+            // in use has them (their triggers record each end).
+            if !ends.is_empty() {
+                let _ = writeln!(
+                    sql,
+                    "INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES{};",
+                    ends.join(",")
                 );
             }
             at = stop;

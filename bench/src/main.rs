@@ -53,8 +53,12 @@
 //!                            of many shapes, and at the worst size of a young list
 //!                            (bench/src/disk.rs; env DISK_TABLES=1: pages by table,
 //!                            DISK_KEEP=1: each case's file is left in --work)
-//!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000]
-//!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh)
+//!     needhave-bench d1-seed --posts N --out DIR [--per-file 10000] [--ended 0.9]
+//!                            search's posts as SQL files for a local D1 (bench/d1-rows-read.sh),
+//!                            `--ended` of them ended as `ended` ends them
+//!     needhave-bench ended   [--work DIR] [--posts 1000000] [--ended 0.9] [--rounds 300] [--group 16]
+//!                            pages of a list where most posts ended (swept) against the same
+//!                            list with none ended (bench/src/ended.rs)
 //!
 //! `bench/run` builds everything in release mode and runs `all`; `.ci/faults`
 //! runs `faults` in its short form.
@@ -64,6 +68,7 @@ mod check;
 mod client;
 mod d1_seed;
 mod disk;
+mod ended;
 mod hello;
 mod load;
 // The notes tests/limits.rs measures too, and the sizes it measures them
@@ -238,10 +243,18 @@ fn main() -> ExitCode {
             Path::new(args.get("out").unwrap_or("d1-seed")),
             args.num("posts", 100_000),
             args.num("per-file", 10_000).max(1),
+            args.get("ended").and_then(|v| v.parse().ok()).unwrap_or(0.0),
         )
         .map(|files| println!("{}", files.join("\n"))),
+        "ended" => rt.block_on(ended::run(
+            &args.work(),
+            args.num("posts", 1_000_000),
+            args.get("ended").and_then(|v| v.parse().ok()).unwrap_or(0.9),
+            args.num("rounds", 300) as usize,
+            args.num("group", search::SEED_GROUP),
+        )),
         _ => Err(
-            "usage: needhave-bench all|faults|group-sweep|hello|search|stall|disk|seed|d1-seed (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|search|stall|disk|seed|d1-seed|ended (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {

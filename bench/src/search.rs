@@ -87,6 +87,18 @@ pub fn seed_grouped(
     group: u64,
     pgsz: Option<u64>,
 ) -> Result<SqliteStore, String> {
+    seed_expiring(path, n, group, pgsz, |_| None)
+}
+
+/// [`seed_grouped`], the `i`th post created at `i` ms and ending by
+/// itself at `expires_at(i)` (Unix ms) when that is some.
+pub fn seed_expiring(
+    path: &str,
+    n: u64,
+    group: u64,
+    pgsz: Option<u64>,
+    expires_at: impl Fn(u64) -> Option<i64>,
+) -> Result<SqliteStore, String> {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
@@ -106,8 +118,8 @@ pub fn seed_grouped(
                 // (the store's own statements): into words_new, and 64
                 // posts a move into the index.
                 let mut post = c.prepare(
-                    "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key) \
-                     VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5)",
+                    "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, note_key, \
+                     expires_at) VALUES (?1, ?2, ?3, 'h', 'ip', ?4, ?5, ?6)",
                 )?;
                 let mut new_words = c.prepare(NEW_WORDS)?;
                 // A leaf size asked for stays; otherwise the list's switch
@@ -126,7 +138,7 @@ pub fn seed_grouped(
                     let (kind, note) = note(i);
                     let key = needhave::rules::note_key(&note);
                     let id = format!("{i:032x}");
-                    post.execute(params![id, kind.as_str(), note, i as i64, key])?;
+                    post.execute(params![id, kind.as_str(), note, i as i64, key, expires_at(i)])?;
                     let words = waiting_text(kind, &note);
                     let tokens = hot.tokens(kind, &id, &words);
                     let candidates = serde_json::to_string(&tokens.candidates)
@@ -165,7 +177,7 @@ pub fn seed_grouped(
 /// Bytes the index holds per post: both parts' shadow tables, the hot set
 /// and the words waiting for the move, and the kind index, as `dbstat`
 /// counts their pages.
-fn index_bytes(store: &SqliteStore, n: u64) -> (f64, f64) {
+pub fn index_bytes(store: &SqliteStore, n: u64) -> (f64, f64) {
     store.with_connection(|c| {
         let bytes = |pattern: &str| -> f64 {
             c.query_row(
@@ -330,7 +342,10 @@ async fn creates(path: &str, n: u64, indexed: bool) -> Result<f64, String> {
 /// it merged (`segments::settled`), after one post created through the
 /// list's own create (a commit, then an empty queue: an idle moment).
 /// Returns the seconds it took and the merge steps it made.
-async fn idle_moment(store: &Arc<SqliteStore>, config: &Arc<Config>) -> Result<(f64, u64), String> {
+pub async fn idle_moment(
+    store: &Arc<SqliteStore>,
+    config: &Arc<Config>,
+) -> Result<(f64, u64), String> {
     use std::sync::atomic::Ordering;
     let steps = || store.group_stats().merges.load(Ordering::Relaxed);
     let before = steps();
@@ -365,7 +380,7 @@ async fn idle_moment(store: &Arc<SqliteStore>, config: &Arc<Config>) -> Result<(
 }
 
 /// The index's segments, by level (sizes in leaf pages), for the report.
-fn segment_report(store: &SqliteStore) -> String {
+pub fn segment_report(store: &SqliteStore) -> String {
     store.with_connection(|c| match segments::levels(c) {
         Ok(levels) => {
             let n: usize = levels.iter().map(|l| l.segments.len()).sum();
