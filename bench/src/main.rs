@@ -59,6 +59,9 @@
 //!     needhave-bench ended   [--work DIR] [--posts 1000000] [--ended 0.9] [--rounds 300] [--group 16]
 //!                            pages of a list where most posts ended (swept) against the same
 //!                            list with none ended (bench/src/ended.rs)
+//!     needhave-bench close-report [--needhave BIN] [--work DIR] [--rounds 2000]
+//!                            create, report and close over HTTP, side by side
+//!                            (bench/src/close_report.rs)
 //!
 //! `bench/run` builds everything in release mode and runs `all`; `.ci/faults`
 //! runs `faults` in its short form.
@@ -66,6 +69,7 @@
 mod before_after;
 mod check;
 mod client;
+mod close_report;
 mod d1_seed;
 mod disk;
 mod ended;
@@ -246,6 +250,11 @@ fn main() -> ExitCode {
             args.get("ended").and_then(|v| v.parse().ok()).unwrap_or(0.0),
         )
         .map(|files| println!("{}", files.join("\n"))),
+        "close-report" => rt.block_on(close_report::run(
+            &args.needhave(),
+            &args.work(),
+            args.num("rounds", 2000) as usize,
+        )),
         "ended" => rt.block_on(ended::run(
             &args.work(),
             args.num("posts", 1_000_000),
@@ -254,7 +263,7 @@ fn main() -> ExitCode {
             args.num("group", search::SEED_GROUP),
         )),
         _ => Err(
-            "usage: needhave-bench all|faults|group-sweep|hello|search|stall|disk|seed|d1-seed|ended (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|search|stall|disk|seed|d1-seed|ended|close-report (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {
