@@ -314,10 +314,10 @@ impl List {
         }
     }
 
-    /// The ids a search of `q` answers, every page.
+    /// The ids a search of `q` answers, every page, at [`SEARCH_NOW`].
     async fn search(&self, q: &str) -> Vec<String> {
         let store: Arc<dyn Store> = self.store.clone();
-        let ctx = local::ctx(store, local::salted("sweep"), "10.0.0.1");
+        let ctx = local::ctx_at(store, local::salted("sweep"), "10.0.0.1", SEARCH_NOW);
         let mut ids = Vec::new();
         let mut path = format!("/posts?limit=100&q={}", urlencode(q));
         loop {
@@ -352,6 +352,10 @@ fn holds(kind: Kind, note: &str, word: &str) -> bool {
 
 /// Far past every expiry the tests write.
 const LATER: i64 = 1 << 40;
+
+/// The clock the tests' searches read: past every expiry the tests let
+/// pass, before [`LATER`] (a post that expires then is open).
+const SEARCH_NOW: i64 = 1 << 39;
 
 #[tokio::test]
 async fn the_index_holds_no_term_of_a_post_outside_its_superset() {
