@@ -1,6 +1,8 @@
 //! The `needhave` command line: `serve` the list, be a stdio `mcp` server,
-//! print the OpenAPI document the table generates, or turn old D1 rows into
-//! key updates (`d1-keys`) and index inserts (`d1-words`).
+//! `remove` a post or a message and read the `reports` (the operator's,
+//! `native/operator.rs`), print the OpenAPI document the table generates,
+//! or turn old D1 rows into key updates (`d1-keys`) and index inserts
+//! (`d1-words`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -83,6 +85,37 @@ enum Command {
         db: String,
         /// The new file to write (never overwritten).
         out: String,
+    },
+    /// Remove a post or a message for a reason (the operator's decision, never a call of the list): a removed post answers 410 removed to every call that names it and leaves every list; a removed message leaves the waiting list and its thread. Works while `needhave serve` runs on the file. Removing twice changes nothing.
+    #[command(after_help = "On D1, print the statements and run them there:\n  \
+        needhave remove --sql ID --reason TEXT > remove.sql\n  \
+        wrangler d1 execute DB --remote --file remove.sql")]
+    Remove {
+        /// The id of the post, or of a first reply or thread message.
+        id: String,
+        /// Why, for the record: 1 to 500 characters, stored with the decision.
+        #[arg(long)]
+        reason: String,
+        /// SQLite database file.
+        #[arg(long, default_value = "needhave.db")]
+        db: String,
+        /// Print the statements that remove it on D1 (for `wrangler d1 execute DB --file`) instead of removing it from --db.
+        #[arg(long, conflicts_with = "db")]
+        sql: bool,
+    },
+    /// The reported posts, most reported first (by distinct clients), each with its reports' reasons and texts, newest first. Works while `needhave serve` runs on the file.
+    #[command(after_help = "On D1, the same query:\n  \
+        wrangler d1 execute DB --remote --json --command \"$(needhave reports --query)\"")]
+    Reports {
+        /// SQLite database file.
+        #[arg(long, default_value = "needhave.db")]
+        db: String,
+        /// Print JSON: an array of posts, each with post_id, clients and its reports.
+        #[arg(long)]
+        json: bool,
+        /// Print the query (the same text runs on D1), and exit.
+        #[arg(long, conflicts_with_all = ["db", "json"])]
+        query: bool,
     },
     /// Print the OpenAPI document the table generates.
     Openapi,
@@ -303,6 +336,23 @@ pub fn main() -> ExitCode {
         Command::Backup { db, out } => crate::store::sqlite::SqliteStore::backup(&db, &out)
             .map(|()| println!("needhave: wrote a copy of {db} to {out}"))
             .map_err(|e| format!("backup of {db}: {e}")),
+        Command::Remove {
+            id,
+            reason,
+            sql: true,
+            ..
+        } => crate::native::operator::remove_sql(&id, &reason).map(|sql| print!("{sql}")),
+        Command::Remove { id, reason, db, .. } => {
+            crate::native::operator::remove(&db, &id, &reason)
+                .map(|done| println!("needhave: {done}"))
+        }
+        Command::Reports { query: true, .. } => {
+            println!("{}", crate::native::operator::REPORTS);
+            Ok(())
+        }
+        Command::Reports { db, json, .. } => {
+            crate::native::operator::reports(&db, json).map(|out| print!("{out}"))
+        }
         Command::Openapi => {
             println!(
                 "{}",

@@ -571,6 +571,9 @@ async fn serve_one(
             started,
             &response.body,
         );
+        if response.status == 202 && super::metrics::on() {
+            super::metrics::report_of(&request.method, &request.path, &request.body);
+        }
     }
     if reads != (0, 0) {
         super::metrics::reads_declined(&request.method, &request.path, reads);
