@@ -47,6 +47,9 @@ enum Command {
         /// The list's public origin (`https://list.example`), named by every document whatever a request's Host says.
         #[arg(long, value_name = "URL", value_parser = public_url)]
         public_url: Option<String>,
+        /// Where to write about abuse (an address, a page), shown on the home page.
+        #[arg(long, value_name = "TEXT", env = "ABUSE_CONTACT")]
+        abuse_contact: Option<String>,
         /// Also allow this browser Origin, on the JSON calls and /mcp (repeatable); `*` allows every origin.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
@@ -276,6 +279,7 @@ pub fn main() -> ExitCode {
             db,
             client_ip_header,
             public_url,
+            abuse_contact,
             allow_origins,
             allow_hosts,
             ip_salt,
@@ -296,6 +300,7 @@ pub fn main() -> ExitCode {
                         db,
                         client_ip_header,
                         public_url,
+                        abuse_contact,
                         allowed_origins: allow_origins,
                         allowed_hosts: allow_hosts,
                         ip_salt,
