@@ -131,27 +131,6 @@ async fn close(post: &Post) -> Resp {
         .await
 }
 
-async fn waiting(post: &Post) -> Resp {
-    Client::new()
-        .post(
-            &format!("/posts/{}/waiting", post.id),
-            json!({"secret": post.secret}),
-        )
-        .await
-}
-
-/// The ids of the waiting replies of `post`.
-async fn waiting_ids(post: &Post) -> Vec<String> {
-    let r = waiting(post).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Whether `id` is on the first page of `path` (a list or a feed),
 /// asked with a fresh client: the 100 newest open posts, ours among them
 /// as long as the list is not busier than these tests.

@@ -70,22 +70,6 @@ fn count(db: &Path, sql: &str, id: &str) -> i64 {
         .unwrap()
 }
 
-async fn waiting(post: &Post) -> Vec<String> {
-    let r = Client::new()
-        .post(
-            &format!("/posts/{}/waiting", post.id),
-            json!({"secret": post.secret}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 async fn listed_now(kind: &str) -> Vec<String> {
     listed(
         &Client::new()
@@ -104,13 +88,13 @@ async fn remove_beside_a_running_server() {
     assert!(listed_now("need").await.contains(&post.id));
 
     // A first reply: out of the waiting list at once.
-    assert_eq!(waiting(&post).await, vec![other.id.clone()]);
+    assert_eq!(waiting_ids(&post).await, vec![other.id.clone()]);
     let said = remove(db, &other.id, "spam in a reply");
     assert!(
         said.contains("removed the message") && said.contains(&other.id),
         "{said}"
     );
-    assert_eq!(waiting(&post).await, Vec::<String>::new());
+    assert_eq!(waiting_ids(&post).await, Vec::<String>::new());
 
     // The post: 410 at once, out of the list; its thread goes on.
     let said = remove(db, &post.id, "a scam");
@@ -389,26 +373,12 @@ fn the_guide_gives_the_reports_query_the_command_runs() {
     );
 }
 
-/// The samples of a Prometheus text scrape, by series.
-fn samples(text: &str) -> std::collections::HashMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            Some((series.to_string(), value.parse().ok()?))
-        })
-        .collect()
-}
-
 /// Every 202 of a report counts under its reason (a client's report of
 /// the same post again too); a refused report, or MCP's 202, does not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reports_are_counted_by_reason_in_the_metrics() {
     let dir = scratch("report-metrics");
-    let metrics_addr = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().to_string()
-    };
+    let metrics_addr = free_port();
     let db = dir.join("m.db");
     let list = Owned::spawn(
         "127.0.0.1:0",
@@ -416,11 +386,6 @@ async fn reports_are_counted_by_reason_in_the_metrics() {
         &["--metrics-addr", &metrics_addr],
     );
     let metrics = Server::at(&format!("http://{metrics_addr}"));
-    let scrape = || async {
-        let r = send_to(&metrics, fresh_ip(), "GET", "/metrics", None, &[]).await;
-        assert_eq!(r.status, 200);
-        samples(&r.text())
-    };
     let send = |ip, path: String, body: Value| {
         let server = &list.server;
         async move {
@@ -436,23 +401,11 @@ async fn reports_are_counted_by_reason_in_the_metrics() {
             .status
         }
     };
-    let created = send_to(
-        &list.server,
-        fresh_ip(),
-        "POST",
-        "/posts",
-        Some(
-            json!({"kind": "need", "note": fresh_note("reported")})
-                .to_string()
-                .into_bytes(),
-        ),
-        &[],
-    )
-    .await;
+    let created = create_on(&list.server, "need", &fresh_note("reported")).await;
     assert_eq!(created.status, 201, "{}", created.text());
     let id = created.json()["id"].as_str().unwrap().to_string();
     let path = format!("/posts/{id}/report");
-    let before = scrape().await;
+    let before = scrape(&metrics).await;
     let (a, b) = (fresh_ip(), fresh_ip());
     assert_eq!(send(a, path.clone(), json!({"reason": "spam"})).await, 202);
     assert_eq!(send(a, path.clone(), json!({"reason": "spam"})).await, 202);
@@ -466,7 +419,7 @@ async fn reports_are_counted_by_reason_in_the_metrics() {
     assert_eq!(send(a, "/mcp".into(), notification).await, 202);
     remove(&db, &id, "spam");
     assert_eq!(send(a, path.clone(), json!({"reason": "other"})).await, 410);
-    let after = scrape().await;
+    let after = scrape(&metrics).await;
     let moved = |reason: &str| {
         let series = format!("needhave_reports_total{{reason=\"{reason}\"}}");
         assert!(after.contains_key(&series), "{series} not in the scrape");
