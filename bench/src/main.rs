@@ -58,9 +58,11 @@
 mod before_after;
 mod check;
 mod client;
+mod corpus;
 mod d1_seed;
 mod disk;
 mod hello;
+mod index_off;
 mod load;
 // The notes tests/limits.rs measures too, and the sizes it measures them
 // at, from the one file (whose per-post figures only the test reads).

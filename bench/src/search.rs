@@ -27,45 +27,8 @@ use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::store::{NEW_WORDS, SMALL_LEAVES};
 use needhave::{Config, Ctx};
 
+use crate::corpus::note;
 use crate::scale::percentile;
-
-/// Fillers every note has three of: each in about 1 note in 65.
-const FILLERS: &[&str] = &[
-    "spare", "ladder", "lamp", "desk", "chair", "monitor", "cable", "router", "tent", "stove",
-    "kayak", "drill", "saw", "piano", "guitar", "violin", "camera", "lens", "tripod", "printer",
-    "scanner", "laptop", "phone", "charger", "battery", "bike", "helmet", "pump", "lock", "rack",
-    "trailer", "van", "truck", "boat", "oar", "sail", "anchor", "rope", "net", "rod", "reel",
-    "bait", "hook", "boots", "jacket", "gloves", "scarf", "hat", "coat", "skis", "poles", "board",
-    "wax", "skates", "sled", "tools", "paint", "brush", "roller", "tape", "glue", "nails",
-    "screws", "bolts", "washers",
-];
-
-/// The `i`th note of the seeded list, and its kind (also what
-/// `d1_seed` writes for the Worker's figures).
-pub fn note(i: u64) -> (Kind, String) {
-    let kind = if i.is_multiple_of(2) {
-        Kind::Need
-    } else {
-        Kind::Have
-    };
-    let f = |k: u64| FILLERS[((i / 7 + k * 31 + i * k) % FILLERS.len() as u64) as usize];
-    // `gpu` in 10% of the notes; a word of its own in every note (rare);
-    // Chinese in 5%.
-    let gpu = if i % 10 == 3 { " gpu tonight" } else { "" };
-    let zh = if i % 20 == 7 {
-        " 我有一辆自行车"
-    } else {
-        ""
-    };
-    let note = format!(
-        "{} a {} and a {}{gpu}, ask for item x{i:x}q{zh} near {}",
-        kind.as_str(),
-        f(1),
-        f(2),
-        f(3)
-    );
-    (kind, note)
-}
 
 /// Posts per transaction when seeding, by default: what a group commit of
 /// the create batch writes on a list with a few clients at once. FTS5
@@ -297,7 +260,7 @@ async fn creates(path: &str, n: u64, indexed: bool) -> Result<f64, String> {
         // The same batch without its index statement: what writing the
         // index costs is the difference.
         store
-            .with_connection(|c| c.execute_batch(crate::before_after::INDEX_OFF))
+            .with_connection(crate::index_off::turn_off)
             .map_err(|e| e.to_string())?;
     }
     let store: Arc<dyn needhave::store::Store> = Arc::new(store);
