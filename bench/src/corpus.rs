@@ -1,7 +1,8 @@
 //! The notes the benches write: `note`, one template of a dozen words
-//! (the search bench's list, the Worker's seed, `d1_seed`, and `load`'s
-//! create-only runs). Below the benches that use it, so that none imports
-//! another for its notes.
+//! (the search bench's list, and `load`'s create-only runs), and
+//! `search_note`, the same with a long word that half the notes share
+//! (the search bench's and the Worker's seed, `d1_seed`). Below the
+//! benches that use them, so that none imports another for its notes.
 
 use needhave::rules::Kind;
 
@@ -40,4 +41,22 @@ pub fn note(i: u64) -> (Kind, String) {
         f(3)
     );
     (kind, note)
+}
+
+/// What half the notes of the search bench add to the template (those
+/// whose number is 2 or 3 modulo 4: both kinds, every note of Chinese,
+/// half of those of `gpu`): a word of ten letters, longer than a prefix
+/// the index keeps a list for until it keeps deeper ones, and a short word
+/// for each of seven letters, so that the long word beside those letters
+/// as a query has a page as full as the long word alone.
+pub const COMMON: &str = " commonword big cat dog fox go hat jam";
+
+/// The `i`th note of the search bench's list (`search`, and `d1_seed` for
+/// the Worker's figures), and its kind: [`note`], and [`COMMON`] in half.
+pub fn search_note(i: u64) -> (Kind, String) {
+    let (kind, mut text) = note(i);
+    if i % 4 >= 2 {
+        text.push_str(COMMON);
+    }
+    (kind, text)
 }

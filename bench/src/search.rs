@@ -27,7 +27,7 @@ use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::store::{NEW_WORDS, SMALL_LEAVES};
 use needhave::{Config, Ctx};
 
-use crate::corpus::note;
+use crate::corpus::search_note as note;
 use crate::scale::percentile;
 
 /// Posts per transaction when seeding, by default: what a group commit of
@@ -163,66 +163,80 @@ struct Query {
     limit: u32,
 }
 
+/// A query of the table: its name, kind, words, pages skipped and page size.
+const fn query(
+    name: &'static str,
+    kind: Option<Kind>,
+    q: Option<&'static str>,
+    skip: usize,
+    limit: u32,
+) -> Query {
+    Query {
+        name,
+        kind,
+        q,
+        skip,
+        limit,
+    }
+}
+
+/// The words every row's ratio to a single common word's first page is
+/// taken against (the table's last column).
+const ONE_COMMON_WORD: &str = "gpu";
+
+/// The long word half the notes hold (`corpus::COMMON`) beside a letter
+/// that each of them also holds a word of, for each of seven letters.
+const LONG_AND_LETTERS: &str = "commonword b c d f g h j";
+
 const QUERIES: &[Query] = &[
-    Query {
-        name: "kind=have",
-        kind: Some(Kind::Have),
-        q: None,
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "q of a rare word (1 post)",
-        kind: None,
-        q: Some("x7fq"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "q of a word in 10% (gpu)",
-        kind: None,
-        q: Some("gpu"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "two words (gpu tonight)",
-        kind: None,
-        q: Some("gpu tonight"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "a prefix of one letter (l)",
-        kind: None,
-        q: Some("l"),
-        skip: 0,
-        limit: 100,
-    },
+    query("kind=have", Some(Kind::Have), None, 0, 100),
+    query("q of a rare word (1 post)", None, Some("x7fq"), 0, 100),
+    query("q of a word in 10% (gpu)", None, Some(ONE_COMMON_WORD), 0, 100),
+    query("two words (gpu tonight)", None, Some("gpu tonight"), 0, 100),
+    query("a prefix of one letter (l)", None, Some("l"), 0, 100),
     // 5% of 1,000 posts is 50: a page of 40 (and the one more that says
     // `next`) is full at both sizes, where a page of 100 would hold 50
     // posts at 1 k and 100 at 1 M.
-    Query {
-        name: "CJK (自行车, 5%), a page of 40",
-        kind: None,
-        q: Some("自行车"),
-        skip: 0,
-        limit: 40,
-    },
-    Query {
-        name: "kind=need and gpu",
-        kind: Some(Kind::Need),
-        q: Some("gpu"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "100th page of gpu",
-        kind: None,
-        q: Some("gpu"),
-        skip: 99,
-        limit: 100,
-    },
+    query("CJK (自行车, 5%), a page of 40", None, Some("自行车"), 0, 40),
+    query("kind=need and gpu", Some(Kind::Need), Some("gpu"), 0, 100),
+    query("100th page of gpu", None, Some("gpu"), 99, 100),
+    query("a long word in 50% (commonword)", None, Some("commonword"), 0, 100),
+    query("its first nine letters (commonwor)", None, Some("commonwor"), 0, 100),
+    query(
+        "the long word and seven letters (commonword b c d f g h j)",
+        None,
+        Some(LONG_AND_LETTERS),
+        0,
+        100,
+    ),
+    query("seven letters (b c d f g h j)", None, Some("b c d f g h j"), 0, 100),
+    query(
+        "the long word eight times",
+        None,
+        Some("commonword commonword commonword commonword commonword commonword commonword commonword"),
+        0,
+        100,
+    ),
+    query(
+        "the long word and seven of its prefixes (c co … commonw commonword)",
+        None,
+        Some("c co com comm commo common commonw commonword"),
+        0,
+        100,
+    ),
+    query("a rare word and the long word (x7fq commonword)", None, Some("x7fq commonword"), 0, 100),
+    query("a word no note holds, eight letters of the long one (commonwox)", None, Some("commonwox"), 0, 100),
+    query("the long word and a letter more (commonwordy, 0 posts)", None, Some("commonwordy"), 0, 100),
+    query(
+        "kind=need, the long word and seven letters",
+        Some(Kind::Need),
+        Some(LONG_AND_LETTERS),
+        0,
+        100,
+    ),
+    query("the long word and CJK in one word (commonword自行车), a page of 40", None, Some("commonword自行车"), 0, 40),
+    query("CJK and Latin, eight words (我有 一辆 自行车 commonword b c d f)", None, Some("我有 一辆 自行车 commonword b c d f"), 0, 40),
+    query("100th page of the long word and seven letters", None, Some(LONG_AND_LETTERS), 99, 100),
 ];
 
 /// p50 and p99 of one query, in microseconds, and the posts of its page.
@@ -345,8 +359,12 @@ type Timings = Vec<Option<(f64, f64, usize)>>;
 
 fn print_table(title: &str, small: u64, large: u64, results: &[Timings]) {
     println!("\n{title}\n");
-    println!("| query (a page of 100 unless said) | {small} posts p50 / p99 µs | {large} posts p50 / p99 µs | ratio p50 | ratio p99 | posts on the page ({large}) |");
-    println!("|---|---|---|---|---|---|");
+    println!("| query (a page of 100 unless said) | {small} posts p50 / p99 µs | {large} posts p50 / p99 µs | ratio p50 | ratio p99 | posts on the page ({large}) | p50 ÷ {ONE_COMMON_WORD}'s first page ({large}) |");
+    println!("|---|---|---|---|---|---|---|");
+    let common = QUERIES
+        .iter()
+        .position(|q| q.skip == 0 && q.kind.is_none() && q.q == Some(ONE_COMMON_WORD))
+        .and_then(|i| results[1][i].as_ref());
     let cell = |r: &Option<(f64, f64, usize)>| match r {
         Some((p50, p99, _)) => format!("{p50:.0} / {p99:.0}"),
         None => "— (no such page)".into(),
@@ -358,19 +376,32 @@ fn print_table(title: &str, small: u64, large: u64, results: &[Timings]) {
             _ => ("—".into(), "—".into()),
         };
         let size = b.as_ref().map_or("—".into(), |b| b.2.to_string());
+        let to_common = match (b, common) {
+            (Some(b), Some(c)) => format!("{:.2}×", b.0 / c.0),
+            _ => "—".into(),
+        };
         println!(
-            "| {} | {} | {} | {r50} | {r99} | {size} |",
+            "| {} | {} | {} | {r50} | {r99} | {size} | {to_common} |",
             q.name,
             cell(a),
             cell(b)
         );
     }
-    if let (Some(first), Some(hundredth)) = (&results[1][2], &results[1][7]) {
-        println!(
-            "\n100th page against the first, gpu at {large} posts: {:.2}× (p50), {:.2}× (p99)",
-            hundredth.0 / first.0,
-            hundredth.1 / first.1
-        );
+    // Each deep page against the first page of the same query.
+    for (i, q) in QUERIES.iter().enumerate().filter(|(_, q)| q.skip > 0) {
+        let first = QUERIES
+            .iter()
+            .position(|f| f.skip == 0 && f.q == q.q && f.kind == q.kind && f.limit == q.limit);
+        if let (Some(first), Some(deep)) =
+            (first.and_then(|f| results[1][f].as_ref()), &results[1][i])
+        {
+            println!(
+                "\n{} against its first page at {large} posts: {:.2}× (p50), {:.2}× (p99)",
+                q.name,
+                deep.0 / first.0,
+                deep.1 / first.1
+            );
+        }
     }
 }
 
