@@ -173,26 +173,52 @@ impl Words {
         out
     }
 
-    /// Calls `f` with each term of the query, whether it is a prefix,
-    /// and whether it is of unspaced characters (a pair, or one alone).
+    /// Calls `f` with each term of the query ([`asked`](Self::asked)),
+    /// whether it is a prefix, and whether it is of unspaced characters
+    /// (a pair, or one alone); first the kind's term, when given.
     fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool, bool)) {
         if let Some(k) = kind {
             f(kind_term(k), false, false);
         }
+        for (term, prefix, unspaced) in self.asked() {
+            f(term, prefix, unspaced);
+        }
+    }
+
+    /// The terms the words ask for, each with whether it is a prefix and
+    /// whether it is of unspaced characters, less those another term
+    /// implies: a word given twice, or one that begins another (`com`
+    /// beside `commonword`: a post with a word that begins with
+    /// `commonword` has one that begins with `com`), asks nothing more,
+    /// and each term the index is asked for is a list it walks.
+    fn asked(&self) -> Vec<(&str, bool, bool)> {
+        let mut all = Vec::new();
         for word in &self.0 {
             for p in pieces(word) {
                 match p {
-                    Piece::Spaced(s) => f(s, true, false),
+                    Piece::Spaced(s) => all.push((s, true, false)),
                     Piece::Unspaced(run) => {
                         let pairs = bigrams(run);
                         let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
                         for pair in pairs {
-                            f(pair, single, true);
+                            all.push((pair, single, true));
                         }
                     }
                 }
             }
         }
+        // A term is implied by another that it equals (the first of equal
+        // ones stays) or, when it is a prefix, by a longer one it begins.
+        let implied = |i: usize, t: &str, prefix: bool| {
+            all.iter().enumerate().any(|(j, (u, _, _))| {
+                j != i && (*u == t && j < i || prefix && u.len() > t.len() && u.starts_with(t))
+            })
+        };
+        all.iter()
+            .enumerate()
+            .filter(|(i, (t, prefix, _))| !implied(*i, t, *prefix))
+            .map(|(_, term)| *term)
+            .collect()
     }
 }
 
@@ -476,6 +502,43 @@ mod tests {
         assert!(Words::parse(&"a ".repeat(9)).is_none());
         assert!(Words::parse(&"x".repeat(100)).is_some());
         assert!(Words::parse(&"x".repeat(101)).is_none());
+    }
+
+    /// A word given twice, or one that begins another word of the query,
+    /// is not asked again: the expression, the needles and the terms (the
+    /// page's version tag) are those of the query without it.
+    #[test]
+    fn a_term_another_implies_is_asked_once() {
+        let same = |a: &str, b: &str| {
+            let (a, b) = (Words::parse(a).unwrap(), Words::parse(b).unwrap());
+            for kind in [None, Some(Kind::Need)] {
+                assert_eq!(a.expression(kind), b.expression(kind), "{a:?}");
+                assert_eq!(a.needles(kind), b.needles(kind), "{a:?}");
+            }
+            assert_eq!(a.terms(), b.terms(), "{a:?}");
+        };
+        same(&"commonword ".repeat(8), "commonword");
+        same(
+            "c co com comm commo common commonw commonword",
+            "commonword",
+        );
+        same("commonword COMMON Com", "commonword");
+        same("bike gpu bikes g", "gpu bikes");
+        // Pairs: the same pair once; a single character that begins one of
+        // them is implied by it.
+        same("自行 自行车", "自行车");
+        same("车 车站", "车站");
+        same("自行 自行车 行车", "自行车");
+        // Not implied: a word inside another (not at its start), and a
+        // single character that ends a pair.
+        assert_eq!(
+            Words::parse("ike bike").unwrap().terms(),
+            "[\"ike\",\"bike\"]"
+        );
+        assert_eq!(
+            Words::parse("站 车站").unwrap().terms(),
+            "[\"站\",\"车站\"]"
+        );
     }
 
     #[test]
