@@ -47,6 +47,10 @@ pub(crate) use holds_needles;
 pub const MAX_QUERY_CHARS: usize = 100;
 /// Words a query may have.
 pub const MAX_QUERY_WORDS: usize = 8;
+/// The characters of the longest term a query asks the index for: a word
+/// as long as a query may be. The hot set keeps lists of prefixes this
+/// deep (`rules::hot::DEEPEST`, which counts the kind's mark too).
+pub const LONGEST_TERM: usize = MAX_QUERY_CHARS;
 
 /// The words of a `q`, checked against its bounds: at most 100 characters
 /// and 8 words. A query of no word at all is no filter (`None` from
@@ -190,13 +194,23 @@ impl Words {
     /// implies: a word given twice, or one that begins another (`com`
     /// beside `commonword`: a post with a word that begins with
     /// `commonword` has one that begins with `com`), asks nothing more,
-    /// and each term the index is asked for is a list it walks.
+    /// and each term the index is asked for is a list it walks. A spaced
+    /// piece longer than [`LONGEST_TERM`] is asked as its first
+    /// characters that many, the deepest prefix the index keeps a list
+    /// for (`rules::hot::DEEPEST`): only a word that NFKC makes longer
+    /// than a query can be gets there.
     fn asked(&self) -> Vec<(&str, bool, bool)> {
         let mut all = Vec::new();
         for word in &self.0 {
             for p in pieces(word) {
                 match p {
-                    Piece::Spaced(s) => all.push((s, true, false)),
+                    Piece::Spaced(s) => {
+                        let end = s
+                            .char_indices()
+                            .nth(LONGEST_TERM)
+                            .map_or(s.len(), |(i, _)| i);
+                        all.push((&s[..end], true, false));
+                    }
                     Piece::Unspaced(run) => {
                         let pairs = bigrams(run);
                         let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
@@ -539,6 +553,21 @@ mod tests {
             Words::parse("站 车站").unwrap().terms(),
             "[\"站\",\"车站\"]"
         );
+    }
+
+    /// A word is asked as at most its first hundred characters, the
+    /// deepest prefix the index keeps a list of: only a word that NFKC
+    /// lengthens past the query's own bound gets there.
+    #[test]
+    fn a_word_is_asked_as_at_most_its_first_hundred_characters() {
+        assert_eq!(crate::rules::hot::DEEPEST, LONGEST_TERM + 1);
+        let typed = Words::parse(&"a".repeat(100)).unwrap();
+        assert_eq!(typed.terms(), format!("[\"{}\"]", "a".repeat(100)));
+        // U+FB03 is "ffi": 40 of them are a word of 120 letters.
+        let long = Words::parse(&"\u{fb03}".repeat(40)).unwrap();
+        let first: String = "ffi".repeat(40).chars().take(100).collect();
+        assert_eq!(long.terms(), format!("[\"{first}\"]"));
+        assert_eq!(long.needles(None), format!("[\" {first}\"]"));
     }
 
     #[test]

@@ -1263,3 +1263,33 @@ fn a_version_12_file_keeps_its_waiting_posts() {
         assert_eq!(searched(conn, "own66x"), vec![66]);
     }
 }
+
+/// A file of release 13 with posts in both parts of its index and a hot
+/// set: the upgrade keeps them (the index is made again only for a file
+/// before 12), and every post is found as before, through the hot part.
+#[test]
+fn a_version_13_file_keeps_its_index() {
+    let conn = Connection::open_in_memory().unwrap();
+    for (name, sql) in migrations() {
+        if name.as_str() < "0014" {
+            conn.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    for n in 1..=200 {
+        create_as_worker(&conn, n, &format!("gpu rig own{n}x"));
+    }
+    let hot: Vec<String> = column(&conn, "SELECT p FROM hot_prefixes ORDER BY rowid", []);
+    assert!(hot.contains(&"\u{207f}g".to_string()), "{hot:?}");
+    let blocks = index_blocks(&conn);
+    conn.execute_batch("PRAGMA user_version = 13").unwrap();
+    let done = migrate::apply(&conn).unwrap().unwrap();
+    assert_eq!((done.from, done.indexed), (13, 0));
+    assert_eq!(
+        column::<String>(&conn, "SELECT p FROM hot_prefixes ORDER BY rowid", []),
+        hot
+    );
+    assert_eq!(index_blocks(&conn), blocks);
+    assert_eq!(searched(&conn, "gpu rig"), (1..=200).collect::<Vec<_>>());
+    assert_eq!(searched(&conn, "own7x"), [7]);
+}

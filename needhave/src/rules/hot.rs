@@ -1,5 +1,5 @@
 //! Which prefixes of words have a list of their own in the index: the hot
-//! set. A prefix is the kind's mark and one to eight characters of a
+//! set. A prefix is the kind's mark and one to a hundred characters of a
 //! term; it is hot once enough posts hold it, and stays hot. The set is
 //! closed under prefixes (a prefix is promoted only when its parent is
 //! hot), which makes a word's deepest hot prefix one seek into a sorted
@@ -13,10 +13,16 @@
 use super::words::{expanded, kind_mark, kind_term, marked, terms};
 use super::Kind;
 
-/// The characters of the longest hot prefix: the mark and eight. A query
-/// word of more merges its terms' lists, as FTS5 does for a word longer
-/// than its longest prefix list.
-pub const DEEPEST: usize = 9;
+/// The characters of the longest hot prefix: the mark and a hundred, the
+/// longest word a query can ask (`search::LONGEST_TERM`). So a query word
+/// that many posts' words begin with, however long, reads a list of its
+/// own: without one, FTS5 answers a prefix by merging the whole list of
+/// every term that begins with it before the page's first row, which
+/// costs what the list holds (a word of ten letters in half of 1 M
+/// posts). A prefix deeper than eight characters is a term of every post
+/// that holds it, as the shallower ones are: a post's hot terms are still
+/// at most one a character of its words.
+pub const DEEPEST: usize = 101;
 
 /// The posts that must hold a prefix for it to be promoted (the move's
 /// `store::hot_cold::PROMOTE` counts them; an upgrade's [`counted`]).
@@ -162,8 +168,8 @@ impl HotSet {
             all += 1 + marked.len();
             // A term whose every prefix is hot is found by the hot part
             // alone, whatever a query asks of it: a query word that begins
-            // it is one of those prefixes. A term of more than eight
-            // characters always stays, for a query word of nine or more.
+            // it is one of those prefixes. A term longer than the deepest
+            // prefix always stays.
             if depth < chars {
                 cold.push(' ');
                 cold.push_str(&marked);
@@ -208,7 +214,7 @@ impl HotSet {
 }
 
 /// The hot set of posts already written, as an upgrade finds it: every
-/// prefix (a kind's mark and one to eight characters of a term) that at
+/// prefix (a kind's mark and one to a hundred characters of a term) that at
 /// least `at_least` posts hold, in the order of promotion it is given
 /// (shorter first, so that a parent comes before its children). Counted
 /// one length at a time, each length only under a parent found hot, so no
@@ -355,11 +361,13 @@ mod tests {
     }
 
     #[test]
-    fn no_prefix_deeper_than_eight_characters() {
-        let word = "\u{207f}abcdefghijk";
-        let prefixes: Vec<String> = (2..=12).map(|n| prefix(word, n).to_string()).collect();
+    fn no_prefix_deeper_than_a_hundred_characters() {
+        let word = format!("\u{207f}{}", "abcdefghijk".repeat(10));
+        let prefixes: Vec<String> = (2..=110).map(|n| prefix(&word, n).to_string()).collect();
         let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-        assert_eq!(set(&refs).depth(word), DEEPEST);
+        assert_eq!(set(&refs).depth(&word), DEEPEST);
+        // Below that, the word's own length.
+        assert_eq!(set(&refs).depth(prefix(&word, 40)), 40);
     }
 
     #[test]

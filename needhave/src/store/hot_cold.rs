@@ -49,10 +49,25 @@ macro_rules! rest {
     };
 }
 
+/// A JSON array of `$n` + 1 zeros, made from a zero blob's hex: what
+/// `json_each` walks where SQL would count from 0 to `$n`.
+macro_rules! zeros {
+    ($n:expr) => {
+        concat!(
+            "'[' || replace(hex(zeroblob(",
+            $n,
+            ")), '00', '0,') || '0]'"
+        )
+    };
+}
+
 /// The characters of a marked term `v`'s deepest hot prefix, given `s`,
 /// the greatest hot prefix not after it: their longest common prefix,
 /// since the set is closed under prefixes; 0 below two characters (the
-/// mark alone, or the other kind's mark).
+/// mark alone, or the other kind's mark). Up to eight characters written
+/// out; a longer common prefix (`s` and `v` share nine, and `s` is not
+/// `v`'s) counted a character at a time, which only a term that shares
+/// nine characters with a deeper hot prefix pays.
 macro_rules! depth {
     ($s:literal, $v:literal) => {
         concat!(
@@ -68,6 +83,17 @@ macro_rules! depth {
             " THEN length(",
             $s,
             ") ",
+            "WHEN substr(",
+            $s,
+            ", 1, 9) = substr(",
+            $v,
+            ", 1, 9) THEN (SELECT max(k.key) + 9 FROM json_each(",
+            zeros!(concat!("min(length(", $s, "), length(", $v, ")) - 9")),
+            ") k WHERE substr(",
+            $s,
+            ", 1, k.key + 9) = substr(",
+            $v,
+            ", 1, k.key + 9)) ",
             "WHEN substr(",
             $s,
             ", 1, 8) = substr(",
@@ -154,6 +180,20 @@ macro_rules! token {
     };
 }
 
+/// ` ` and each prefix of `y.v` of ten characters or more, up to its
+/// deepest hot prefix: a row of `json_each` a character, for the terms
+/// whose hot prefixes go that deep.
+macro_rules! deep_tokens {
+    () => {
+        concat!(
+            "CASE WHEN y.d >= 10 THEN (SELECT group_concat(' ' || substr(y.v, 1, k.key + 10), '') \
+             FROM json_each(",
+            zeros!("y.d - 10"),
+            ") k) ELSE '' END"
+        )
+    };
+}
+
 /// The hot part's terms of a post whose waiting words are `$words`, as
 /// `rules::hot::HotSet::tokens` writes them from a current copy: its
 /// kind's term and every hot prefix of its terms, found with one seek a
@@ -183,6 +223,8 @@ macro_rules! hot_tokens {
             token!("8"),
             " || ",
             token!("9"),
+            " || ",
+            deep_tokens!(),
             ", '') FROM ",
             depths!($words),
             "), '')"
@@ -193,13 +235,14 @@ macro_rules! hot_tokens {
 /// Each waiting post's runs (`rules::words::RUN`) written out as their
 /// pairs, as `rules::words::terms` does: the statements after it read
 /// terms. The pairs of a run of `n` characters come from a JSON array of
-/// `n - 1` zeros, made from a zero blob's hex.
-pub const EXPAND: &str = "UPDATE words_new SET words = (SELECT group_concat(CASE \
+/// `n - 1` zeros (`zeros!`).
+pub const EXPAND: &str = concat!(
+    "UPDATE words_new SET words = (SELECT group_concat(CASE \
      WHEN substr(j.value, 1, 1) = '~' THEN substr(j.value, k.key + 2, 2) ELSE j.value END, ' ') \
-     FROM json_each('[\"' || replace(words, ' ', '\",\"') || '\"]') j, \
-     json_each('[' || replace(hex(zeroblob(CASE WHEN substr(j.value, 1, 1) = '~' \
-     THEN length(j.value) - 3 ELSE 0 END)), '00', '0,') || '0]') k) \
-     WHERE instr(words, '~') > 0";
+     FROM json_each('[\"' || replace(words, ' ', '\",\"') || '\"]') j, json_each(",
+    zeros!("CASE WHEN substr(j.value, 1, 1) = '~' THEN length(j.value) - 3 ELSE 0 END"),
+    ") k) WHERE instr(words, '~') > 0"
+);
 
 /// The promotions a post's writer had not seen, when they are few (64 at
 /// most): each one whose prefix begins a term of the post is added to
@@ -224,7 +267,7 @@ pub const BEHIND: &str = concat!(
     hot_tokens!("words_new.words"),
     ", candidates = (SELECT json_group_array(substr(y.v, 1, max(y.d, 1) + 1)) FROM ",
     depths!("words_new.words"),
-    " WHERE max(y.d, 1) + 1 <= min(length(y.v), 9) AND abs(random()) % 16 = 0), \
+    " WHERE max(y.d, 1) + 1 <= min(length(y.v), 101) AND abs(random()) % 16 = 0), \
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      WHERE tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64"
 );
@@ -247,7 +290,7 @@ pub const COLD: &str = concat!(
 /// prefix offered late can have a long list there).
 pub const PROMOTE: &str = "INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM \
      (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j \
-     WHERE length(j.value) BETWEEN 2 AND 9 \
+     WHERE length(j.value) BETWEEN 2 AND 101 \
      AND NOT EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = j.value) \
      AND (length(j.value) = 2 OR EXISTS (SELECT 1 FROM hot_prefixes h \
        WHERE h.p = substr(j.value, 1, length(j.value) - 1))) LIMIT 64) c \
@@ -295,8 +338,8 @@ pub const MOVE: [&str; 9] = [
 /// makes 64 runs it: a create's batch is its post, its words and the
 /// catch-up, whatever the move does. It waits while `words_filling` says
 /// that older posts wait to be indexed (`needhave d1-words`): a prefix
-/// that fill counts hot must reach every post moved before it. `schema.sql` and `migrations/0013`
-/// hold this text (a test checks).
+/// that fill counts hot must reach every post moved before it.
+/// `schema.sql` and `migrations/0014` hold this text (a test checks).
 pub fn trigger() -> String {
     let mut sql = String::from(
         "CREATE TRIGGER IF NOT EXISTS words_move AFTER INSERT ON words_new\n\

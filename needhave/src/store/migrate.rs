@@ -34,8 +34,10 @@ use crate::rules::Kind;
 /// (`store::hot_cold`). 0008 adds the table where a new post's words wait
 /// for the index; 0009 and 0011 set the index's leaf size ([`LEAVES`],
 /// [`YOUNG_LEAVES`]), fresh files included. 0013 changes what a post's
-/// words are while they wait, and the move that writes them.
-pub const VERSION: i64 = 13;
+/// words are while they wait, and the move that writes them; 0014 the
+/// move again, for prefixes of up to a hundred characters. An upgrade
+/// from 12 or later keeps the index.
+pub const VERSION: i64 = 14;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -63,6 +65,10 @@ const HOT_COLD: &str = include_str!("../../../migrations/0012_hot_cold.sql");
 /// migrations/0013: waiting words in about their note's bytes (runs
 /// whole), and the move that writes them out.
 const WAITING_RUNS: &str = include_str!("../../../migrations/0013_waiting_runs.sql");
+
+/// migrations/0014: the move that finds and promotes prefixes of up to a
+/// hundred characters.
+const DEEP_PREFIXES: &str = include_str!("../../../migrations/0014_deep_prefixes.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -121,8 +127,10 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
         conn.execute_batch(SITES)?;
     }
     // An index of words of a file before 12 is one part, with prefix
-    // lists: dropped, made again as the hot part, and filled below.
-    if has_table(conn, "post_words")? {
+    // lists: dropped, made again as the hot part, and filled below. From
+    // 12 on, the two parts are kept.
+    let rebuild = from < 12;
+    if rebuild && has_table(conn, "post_words")? {
         conn.execute_batch("DROP TABLE post_words")?;
     }
     // Before the schema, which would give a file without it a bound of 0.
@@ -131,6 +139,9 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     }
     if from < 13 && has_table(conn, "words_new")? {
         conn.execute_batch(WAITING_RUNS)?;
+    }
+    if from < 14 && has_table(conn, "words_new")? {
+        conn.execute_batch(DEEP_PREFIXES)?;
     }
     conn.execute_batch(SCHEMA)?;
     if from < 9 {
@@ -144,7 +155,9 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     let (keyed, shared) = fill_keys(conn)?;
     done.keyed = keyed;
     done.shared = shared;
-    done.indexed = fill_index(conn)?;
+    if rebuild {
+        done.indexed = fill_index(conn)?;
+    }
     conn.pragma_update(None, "user_version", VERSION)?;
     Ok(done)
 }
