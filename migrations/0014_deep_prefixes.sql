@@ -8,6 +8,14 @@
 -- prefix of more than eight characters is promoted as new posts offer it,
 -- and the move writes it for every moved post that holds it, as any
 -- promotion does.
+--
+-- The duplicate key and the words fold case further (rules::key::fold:
+-- the Greek final sigma is sigma, the Turkish dotted capital I is i). SQL
+-- cannot compute either: `needhave d1-keys` gives the posts whose notes
+-- hold one of the characters that changes (rules::key::REFOLDED) their
+-- new key's digest, and `needhave d1-words` their words as the new fold
+-- reads them, beside the ones they had (docs/finding.md, "Upgrading a
+-- database").
 DROP TRIGGER IF EXISTS words_move;
 -- The move of 64 posts' words into the index, run by the insert that
 -- makes 64 (the statements of store::hot_cold, in order; a test checks

@@ -18,7 +18,7 @@ pub mod words;
 
 pub use crate::platform::is_mark;
 pub use ignorable::is_invisible;
-pub use key::fold;
+pub use key::{fold, REFOLDED};
 pub use kind::Kind;
 
 use crate::error::Code;
