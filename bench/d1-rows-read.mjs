@@ -22,9 +22,11 @@
 // A query of words adds a few rows for each (kind, word) pair it asks
 // (TERM_ROWS): the statement reads its terms and kinds from JSON, seeks
 // each in the hot set, and groups them by kind to choose the part of the
-// index that answers each kind; none of that grows with the list. More
-// than that is a walk past the page (rows above the cursor, or a whole
-// list), which a small D1 shows as surely as a large one.
+// index that answers each kind; none of that grows with the list. The
+// terms are counted as the list asks them (`asked`, below: a term another
+// implies is asked once). More than that is a walk past the page (rows
+// above the cursor, or a whole list), which a small D1 shows as surely as
+// a large one.
 import { readFileSync } from "node:fs";
 
 const [base, log, count, flag] = process.argv.slice(2);
@@ -37,19 +39,45 @@ const GOAL = 1000;
 const PAGE_BOUND = 2 + 2 * 101 + 2 * 63;
 const DEEP_BOUND = 2 + 2 * 101 + 2;
 const TERM_ROWS = 6;
-// The (kind, word) pairs of a query string: each word of `q`, for the kind
+// Characters of the scripts written without spaces (rules::words::unspaced):
+// a run of them is asked as its pairs.
+const UNSPACED =
+  /[\u0E00-\u0EFF\u1000-\u109F\u1780-\u17FF\u3000-\u30FF\u3100-\u312F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\uFF66-\uFF9F\u{20000}-\u{3FFFF}]/u;
+// The terms a query asks for (search::Words::asked): each spaced piece of a
+// word, each pair of an unspaced run (a run of one is itself), less those
+// another term implies (an equal one before it, or a longer one it begins).
+const asked = (q) => {
+  const all = [];
+  for (const word of q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w)) {
+    for (const piece of word.match(new RegExp(`${UNSPACED.source}+|[^${UNSPACED.source.slice(1, -1)}]+`, "gu")) || []) {
+      const chars = [...piece];
+      if (!UNSPACED.test(chars[0])) all.push([piece, true]);
+      else if (chars.length === 1) all.push([piece, true]);
+      else for (let i = 0; i + 1 < chars.length; i++) all.push([chars[i] + chars[i + 1], false]);
+    }
+  }
+  return all.filter(
+    ([t, prefix], i) =>
+      !all.some(([u], j) => j !== i && ((u === t && j < i) || (prefix && u.length > t.length && u.startsWith(t)))),
+  );
+};
+// The (kind, term) pairs of a query string: each term of `q`, for the kind
 // asked or for both.
 const terms = (qs) => {
   const q = new URLSearchParams(qs).get("q");
   if (!q) return 0;
-  const words = q.split(/[ +]+/).filter((w) => w).length;
-  return words * (qs.includes("kind=") ? 1 : 2);
+  return asked(q).length * (qs.includes("kind=") ? 1 : 2);
 };
 // The deepest page asked for: the 100th, or the last full one of a smaller
 // list (`gpu` is in 10% of the notes, each kind in half).
 const deepest = (share) => Math.max(1, Math.min(100, Math.floor((posts * share) / 100)));
 const GPU_PAGE = deepest(0.1);
 const KIND_PAGE = deepest(0.5);
+// The long word half the notes hold (bench/src/corpus.rs, `COMMON`), and
+// it beside a letter each of those notes holds a word of, for seven letters.
+const LONG = "commonword";
+const LONG_AND_LETTERS = "commonword b c d f g h j";
+const q = (words) => `?q=${encodeURIComponent(words).replace(/%20/g, "+")}`;
 const nth = (n) => `${n}${n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th"}`;
 
 // The Worker's request lines so far (wrangler adds lines of its own).
@@ -104,6 +132,23 @@ const QUERIES = [
   { name: "kind=need and gpu (no post matches)", qs: "?kind=need&q=gpu" },
   { name: `${nth(GPU_PAGE)} page of gpu`, qs: "?q=gpu", skip: GPU_PAGE - 1, goal: true },
   { name: "304 (gpu, If-None-Match its tag)", qs: "?q=gpu", revalidate: true },
+  { name: `a long word in 50% (${LONG})`, qs: q(LONG), goal: true },
+  { name: "its first nine letters (commonwor)", qs: q("commonwor"), goal: true },
+  { name: `the long word and seven letters (${LONG_AND_LETTERS})`, qs: q(LONG_AND_LETTERS), goal: true },
+  { name: "seven letters (b c d f g h j)", qs: q("b c d f g h j"), goal: true },
+  { name: "the long word eight times", qs: q(`${LONG} `.repeat(8).trim()), goal: true },
+  { name: "the long word and seven of its prefixes", qs: q("c co com comm commo common commonw commonword"), goal: true },
+  { name: "a rare word and the long word (x7fq commonword)", qs: q("x7fq commonword"), goal: true },
+  { name: "a word no note holds, eight letters of the long one (commonwox)", qs: q("commonwox"), goal: true },
+  { name: "kind=need, the long word and seven letters", qs: `?kind=need&${q(LONG_AND_LETTERS).slice(1)}`, goal: true },
+  { name: "the long word and CJK in one word (commonword自行车)", qs: q("commonword自行车"), goal: true },
+  { name: "CJK and Latin, eight words", qs: q("我有 一辆 自行车 commonword b c d f"), goal: true },
+  {
+    name: `${nth(KIND_PAGE)} page of the long word and seven letters`,
+    qs: q(LONG_AND_LETTERS),
+    skip: KIND_PAGE - 1,
+    goal: true,
+  },
 ];
 
 const rows = [];
