@@ -1007,9 +1007,9 @@ fn the_statements_of_the_index_reverse_by_words_base() {
     assert_eq!(refold.matches(&base).count(), 4, "{refold}");
 }
 
-/// The move into the index writes out `PENDING_MAX` and
-/// `rules::hot::PROMOTED_AT` (SQL has no constants): its statements
-/// compare with those numbers.
+/// The move into the index writes out `PENDING_MAX`,
+/// `rules::hot::PROMOTED_AT` and `rules::hot::DEEPEST` (SQL has no
+/// constants): its statements compare with those numbers.
 #[test]
 fn the_move_into_the_index_waits_for_pending_max() {
     let threshold = format!(">= {}", needhave::store::PENDING_MAX);
@@ -1025,6 +1025,17 @@ fn the_move_into_the_index_waits_for_pending_max() {
     assert!(
         PROMOTE.ends_with(&format!("LIMIT {at})) >= {at}")),
         "{PROMOTE}"
+    );
+    // The deepest prefix the move offers and promotes is the hot set's.
+    let deepest = needhave::rules::hot::DEEPEST;
+    assert!(
+        PROMOTE.contains(&format!("BETWEEN 2 AND {deepest} ")),
+        "{PROMOTE}"
+    );
+    let behind = needhave::store::hot_cold::BEHIND;
+    assert!(
+        behind.contains(&format!("<= min(length(y.v), {deepest}) ")),
+        "{behind}"
     );
 }
 
