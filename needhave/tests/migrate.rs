@@ -852,14 +852,7 @@ fn d1_words_indexes_old_posts_like_the_native_upgrade() {
 
 /// `needhave d1-words`, and its `--query`.
 fn d1_words(input: &str) -> String {
-    let query = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .args(["d1-words", "--query"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8(query.stdout).unwrap().trim(),
-        migrate::d1_unindexed()
-    );
+    assert_eq!(printed_query("d1-words"), migrate::d1_unindexed());
     let sql = piped("d1-words", input);
     assert_eq!(sql, migrate::d1_word_inserts(input).unwrap());
     sql
@@ -867,17 +860,20 @@ fn d1_words(input: &str) -> String {
 
 /// `needhave d1-keys`, the command the README names, and its `--query`.
 fn d1_keys(input: &str) -> String {
-    let query = Command::new(env!("CARGO_BIN_EXE_needhave"))
-        .args(["d1-keys", "--query"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8(query.stdout).unwrap().trim(),
-        migrate::d1_keys_query()
-    );
+    assert_eq!(printed_query("d1-keys"), migrate::d1_keys_query());
     let sql = piped("d1-keys", input);
     assert_eq!(sql, migrate::d1_key_updates(input).unwrap());
     sql
+}
+
+/// What `needhave COMMAND --query` prints: the query whose output the
+/// command reads.
+fn printed_query(command: &str) -> String {
+    let query = Command::new(env!("CARGO_BIN_EXE_needhave"))
+        .args([command, "--query"])
+        .output()
+        .unwrap();
+    String::from_utf8(query.stdout).unwrap().trim().to_string()
 }
 
 /// `needhave COMMAND` with `input` on its stdin: what it printed, once it
