@@ -455,9 +455,22 @@ async fn disk_per_post(
     every_size: bool,
     note: impl Fn(usize) -> String,
 ) -> (i64, i64) {
+    disk_per_post_of(label, n, every_size, note, |_| {}).await
+}
+
+/// [`disk_per_post`] on a list that `prepare` has written to first (what
+/// it writes is not counted).
+async fn disk_per_post_of(
+    label: &str,
+    n: usize,
+    every_size: bool,
+    note: impl Fn(usize) -> String,
+    prepare: impl Fn(&rusqlite::Connection),
+) -> (i64, i64) {
     let dir = scratch("limits-disk");
     let path = dir.join("disk.db");
     let list = List::open(path.to_str().unwrap());
+    list.store.with_connection(|c| prepare(c));
     let before = used_bytes(&list.store);
     let mut bytes = 0;
     let mut worst = notes::Worst::default();
@@ -577,6 +590,37 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
         // new"). Only this case's last size, its segments merged, is held.
         let every_size = label != HAN_7_APART;
         let (per_post, bound) = disk_per_post(label, n, every_size, note).await;
+        assert!(
+            per_post <= bound,
+            "{label}: {per_post} B a post, bound {bound} B"
+        );
+    }
+}
+
+/// A word as long as a query word can be, that every note holds and the
+/// hot set holds to its end, as a list that many posts share promotes it
+/// a character at a time: each post is a term of each of its hundred
+/// prefixes in the hot part (and the word is not in the cold part), and
+/// stays within the bound, in letters of one byte and of four.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_word_the_hot_set_holds_to_its_end_costs_about_its_note() {
+    for (label, letter) in [
+        ("100 ASCII letters", 'a'),
+        ("100 Deseret letters", '\u{10428}'),
+    ] {
+        let word: String = (0..100u32)
+            .map(|k| char::from_u32(letter as u32 + k % 26).unwrap())
+            .collect();
+        let marked = format!("\u{207f}{word}");
+        let chain = |c: &rusqlite::Connection| {
+            let ends = marked.char_indices().map(|(i, _)| i).skip(2);
+            for end in ends.chain([marked.len()]) {
+                c.execute("INSERT INTO hot_prefixes (p) VALUES (?1)", [&marked[..end]])
+                    .unwrap();
+            }
+        };
+        let note = |i: usize| format!("{word} {}", tail(i));
+        let (per_post, bound) = disk_per_post_of(label, 300, true, note, chain).await;
         assert!(
             per_post <= bound,
             "{label}: {per_post} B a post, bound {bound} B"
