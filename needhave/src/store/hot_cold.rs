@@ -265,9 +265,9 @@ pub const NEAR: &str = concat!(
 pub const BEHIND: &str = concat!(
     "UPDATE words_new SET tokens = ",
     hot_tokens!("words_new.words"),
-    ", candidates = (SELECT json_group_array(substr(y.v, 1, max(y.d, 1) + 1)) FROM ",
+    ", candidates = (SELECT json_group_array(substr(y.v, 1, 101)) FROM ",
     depths!("words_new.words"),
-    " WHERE max(y.d, 1) + 1 <= min(length(y.v), 101) AND abs(random()) % 16 = 0), \
+    " WHERE max(y.d, 1) < min(length(y.v), 101) AND abs(random()) % 16 = 0), \
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      WHERE tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64"
 );
@@ -284,18 +284,41 @@ pub const COLD: &str = concat!(
     ")) FROM words_new ORDER BY post DESC"
 );
 
-/// The candidates to promote: at most 64 a move, not hot, whose parent is
-/// (the set stays closed whatever a writer offers), that at least 8 moved
-/// posts hold (a prefix query of the cold part, counted to 8 at most: a
-/// prefix offered late can have a long list there).
-pub const PROMOTE: &str = "INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM \
-     (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j \
-     WHERE length(j.value) BETWEEN 2 AND 101 \
-     AND NOT EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = j.value) \
-     AND (length(j.value) = 2 OR EXISTS (SELECT 1 FROM hot_prefixes h \
-       WHERE h.p = substr(j.value, 1, length(j.value) - 1))) LIMIT 64) c \
-     WHERE (SELECT count(*) FROM (SELECT 1 FROM post_cold \
-     WHERE post_cold MATCH '\"' || c.p || '\"*' LIMIT 8)) >= 8";
+/// That at least 8 moved posts (`rules::hot::PROMOTED_AT`) hold a term
+/// that begins with `$p`: a prefix query of the cold part, counted to 8 at
+/// most (a prefix offered late can have a long list there).
+macro_rules! held_by_eight {
+    ($p:literal) => {
+        concat!(
+            "(SELECT count(*) FROM (SELECT 1 FROM post_cold WHERE post_cold MATCH '\"' || ",
+            $p,
+            " || '\"*' LIMIT 8)) >= 8"
+        )
+    };
+}
+
+/// The promotions of a move, from the words its posts offer (at most 64
+/// of them): for each, its first prefix that is not hot, when 8 moved
+/// posts hold it, and every longer prefix of it too when 8 hold the whole
+/// word (then each of them does). Each prefix's parent is hot or promoted
+/// with it, whatever a writer offers (the depth is read from the hot set
+/// here), and at most 64 a move, the shortest first, so the set stays
+/// closed under prefixes.
+pub const PROMOTE: &str = concat!(
+    "INSERT OR IGNORE INTO hot_fresh (p) SELECT p FROM (SELECT substr(c.v, 1, c.d + 1 + k.key) AS p \
+     FROM (SELECT y.v AS v, max(y.d, 1) AS d, ",
+    held_by_eight!("y.v"),
+    " AS whole FROM (SELECT x.v AS v, ",
+    depth!("x.s", "x.v"),
+    " AS d FROM (SELECT o.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= o.v \
+     ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT DISTINCT j.value AS v \
+     FROM words_new n, json_each(n.candidates) j WHERE length(j.value) BETWEEN 2 AND 101 LIMIT 64) o \
+     LIMIT -1) x LIMIT -1) y WHERE max(y.d, 1) < length(y.v) AND ",
+    held_by_eight!("substr(y.v, 1, max(y.d, 1) + 1)"),
+    " LIMIT -1) c, json_each(",
+    zeros!("CASE WHEN c.whole THEN length(c.v) - c.d - 1 ELSE 0 END"),
+    ") k ORDER BY length(p), p LIMIT 64)"
+);
 
 /// The moved posts' tokens into the hot part, and each promoted prefix as
 /// a term of every post that holds it (the cold part has its terms: none
