@@ -47,6 +47,14 @@ pub(crate) use holds_needles;
 pub const MAX_QUERY_CHARS: usize = 100;
 /// Words a query may have.
 pub const MAX_QUERY_WORDS: usize = 8;
+/// The terms a query asks the index for at most: as many as its words
+/// may be. Each is a list the index walks (and, on D1, rows of JSON and of
+/// the hot set read), so a query of more (a long run of a script written
+/// without spaces, whose every pair is a term, or words that mix scripts)
+/// asks eight of them: its longest spaced pieces, then pairs spread along
+/// its runs, then single characters. An answer a little wider, never one
+/// that misses a note holding every word.
+pub const MAX_TERMS: usize = MAX_QUERY_WORDS;
 /// The characters of the longest term a query asks the index for: a word
 /// as long as a query may be. The hot set keeps lists of prefixes this
 /// deep (`rules::hot::DEEPEST`, which counts the kind's mark too).
@@ -198,7 +206,8 @@ impl Words {
     /// piece longer than [`LONGEST_TERM`] is asked as its first
     /// characters that many, the deepest prefix the index keeps a list
     /// for (`rules::hot::DEEPEST`): only a word that NFKC makes longer
-    /// than a query can be gets there.
+    /// than a query can be gets there. At most [`MAX_TERMS`], in the
+    /// query's order.
     fn asked(&self) -> Vec<(&str, bool, bool)> {
         let mut all = Vec::new();
         for word in &self.0 {
@@ -228,11 +237,42 @@ impl Words {
                 j != i && (*u == t && j < i || prefix && u.len() > t.len() && u.starts_with(t))
             })
         };
-        all.iter()
+        let asked: Vec<(usize, (&str, bool, bool))> = all
+            .iter()
             .enumerate()
             .filter(|(i, (t, prefix, _))| !implied(*i, t, *prefix))
-            .map(|(_, term)| *term)
-            .collect()
+            .map(|(i, term)| (i, *term))
+            .collect();
+        if asked.len() <= MAX_TERMS {
+            return asked.into_iter().map(|(_, term)| term).collect();
+        }
+        // Past the bound: spaced pieces of two characters or more, the
+        // longest first; then pairs, spread evenly along the query, the
+        // first and the last among them; then single characters, spread
+        // alike. The longer a term, the fewer posts it tends to find.
+        let tier = |(_, (t, _, unspaced)): &(usize, (&str, bool, bool))| match (
+            t.chars().nth(1).is_some(),
+            unspaced,
+        ) {
+            (true, false) => 0,
+            (true, true) => 1,
+            (false, _) => 2,
+        };
+        let mut kept: Vec<(usize, (&str, bool, bool))> = Vec::with_capacity(MAX_TERMS);
+        for level in 0..3 {
+            let mut of: Vec<_> = asked.iter().filter(|t| tier(t) == level).copied().collect();
+            if level == 0 {
+                of.sort_by_key(|(i, (t, _, _))| (std::cmp::Reverse(t.chars().count()), *i));
+            }
+            let room = (MAX_TERMS - kept.len()).min(of.len());
+            kept.extend((0..room).map(|k| match (level, room) {
+                (0, _) => of[k],
+                (_, 1) => of[0],
+                _ => of[(k * (of.len() - 1) + (room - 1) / 2) / (room - 1)],
+            }));
+        }
+        kept.sort_by_key(|(i, _)| *i);
+        kept.into_iter().map(|(_, term)| term).collect()
     }
 }
 
@@ -552,6 +592,46 @@ mod tests {
         assert_eq!(
             Words::parse("站 车站").unwrap().terms(),
             "[\"站\",\"车站\"]"
+        );
+    }
+
+    /// A query asks at most eight terms, whatever its words: past that,
+    /// its longest spaced pieces, then pairs spread along its runs (the
+    /// first and the last among them), then single characters; each one
+    /// the query asks without the bound (so no post that holds every word
+    /// is missed).
+    #[test]
+    fn a_query_asks_at_most_eight_terms() {
+        let terms = |q: &str| -> Vec<String> {
+            serde_json::from_str(&Words::parse(q).unwrap().terms()).unwrap()
+        };
+        // A sentence of Han letters, 30 of them: 29 pairs, 8 asked.
+        let run: String = (0..30u32)
+            .map(|k| char::from_u32(0x4e00 + k * 7).unwrap())
+            .collect();
+        let chars: Vec<char> = run.chars().collect();
+        let pairs: Vec<String> = chars.windows(2).map(|w| w.iter().collect()).collect();
+        let asked = terms(&run);
+        assert_eq!(asked.len(), MAX_TERMS);
+        assert_eq!(asked.first(), pairs.first());
+        assert_eq!(asked.last(), pairs.last());
+        assert!(asked.iter().all(|t| pairs.contains(t)), "{asked:?}");
+        // Words that mix scripts: the spaced pieces first, longest first.
+        let mixed = "gpus 显卡 a自b行c车d站e人f口g山h水 tonight";
+        let asked = terms(mixed);
+        assert_eq!(asked.len(), MAX_TERMS);
+        for t in ["gpus", "tonight", "显卡"] {
+            assert!(asked.contains(&t.to_string()), "{t}: {asked:?}");
+        }
+        // Eight words of spaced scripts are all asked.
+        assert_eq!(terms("a b c d e f g h").len(), 8);
+        // The needles are the same terms.
+        let words = Words::parse(&run).unwrap();
+        assert_eq!(
+            words.needles(None).matches('"').count(),
+            2 * MAX_TERMS,
+            "{}",
+            words.needles(None)
         );
     }
 
