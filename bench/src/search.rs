@@ -188,6 +188,10 @@ const ONE_COMMON_WORD: &str = "gpu";
 /// that each of them also holds a word of, for each of seven letters.
 const LONG_AND_LETTERS: &str = "commonword b c d f g h j";
 
+/// A query as long as one may be, of a script written without spaces: a
+/// hundred Han letters, each pair new, that no note holds.
+const HAN_RUN: &str = "一万与丕东丣个丱丸丿乆乍乔乛乢乩买乷乾亅二亓亚亡亨亯亶亽仄介仒仙仠仧仮仵仼伃伊休优伟伦伭伴伻佂佉佐佗佞佥佬佳佺侁侈侏侖依侤侫侲侹俀俇俎俕俜俣俪俱俸俿倆倍倔倛倢倩倰倷倾偅偌偓做偡偨偯偶偽傄傋傒備傠傧傮債";
+
 const QUERIES: &[Query] = &[
     query("kind=have", Some(Kind::Have), None, 0, 100),
     query("q of a rare word (1 post)", None, Some("x7fq"), 0, 100),
@@ -236,6 +240,7 @@ const QUERIES: &[Query] = &[
     ),
     query("the long word and CJK in one word (commonword自行车), a page of 40", None, Some("commonword自行车"), 0, 40),
     query("CJK and Latin, eight words (我有 一辆 自行车 commonword b c d f)", None, Some("我有 一辆 自行车 commonword b c d f"), 0, 40),
+    query("a run of 100 Han letters no note holds (99 pairs)", None, Some(HAN_RUN), 0, 100),
     query("100th page of the long word and seven letters", None, Some(LONG_AND_LETTERS), 99, 100),
 ];
 
