@@ -37,7 +37,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS posts_note_unkeyed ON posts (note) WHERE note_
 CREATE INDEX IF NOT EXISTS posts_newest ON posts (created_at);
 -- A page of one kind: kind, then rowid (migrations/0006).
 CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
--- The index of words, in two parts (docs/finding.md, "The index"). This
+-- The index of words, in two parts (docs/design/search-index.md, "Two
+-- parts: hot and cold"). This
 -- is the hot part: each moved post's kind's term, and every prefix of its
 -- words that is hot (hot_prefixes: a kind's mark and one to a hundred
 -- characters that enough posts share), each a term of its own, so a query
@@ -50,8 +51,8 @@ CREATE INDEX IF NOT EXISTS posts_kind ON posts (kind);
 -- schema) are FTS5's own 4,050 bytes until the list holds 10,000 posts
 -- (migrations/0011 and 0012, a fresh file's included), then 64 bytes
 -- (store::SMALL_LEAVES, in the create that gets there), so that a deep
--- page seeks where it would step. See docs/finding.md for why FTS5, and
--- how to export a D1 database that has it.
+-- page seeks where it would step. See docs/design/search-index.md for why
+-- FTS5, and docs/finding.md for how to export a D1 database that has it.
 CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
   words, content = '', columnsize = 0, detail = none, tokenize = 'ascii'
 );
@@ -60,7 +61,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS post_words USING fts5 (
 -- hold). A create writes its post's words here, in its batch; the create
 -- that makes 64 moves them all into post_words and deletes them here, so
 -- FTS5 writes one segment per 64 posts instead of one per commit (a
--- segment costs a commit six pages; docs/finding.md, "Creates"). A search
+-- segment costs a commit six pages; docs/design/search-index.md, "Waiting
+-- words and the move"). A search
 -- reads these few rows beside the index. Every post is in exactly one of
 -- the two.
 CREATE TABLE IF NOT EXISTS words_new (
@@ -79,8 +81,8 @@ CREATE TABLE IF NOT EXISTS words_new (
 -- The cold part of the index of words: every moved post's terms, each
 -- begun with its kind's mark, exactly, in FTS5's own leaves and with no
 -- prefix list, so that a word no other note holds costs one term. A query
--- word that is not hot merges its terms here (docs/finding.md, "An index
--- that fits the bound").
+-- word that is not hot merges its terms here (docs/design/search-index.md,
+-- "Two parts: hot and cold").
 CREATE VIRTUAL TABLE IF NOT EXISTS post_cold USING fts5 (
   words, content = '', columnsize = 0, detail = none, tokenize = 'ascii'
 );

@@ -60,7 +60,7 @@ if [[ -z "${SKIP_BUILD:-}" ]]; then
     worker-build --profile worker --out-dir ../build needhave >"$WORK/build.log" 2>&1 ||
         { cat "$WORK/build.log" >&2; exit 1; }
 fi
-cargo build -q -p needhave-bench
+cargo build -q --bin needhave-bench
 BENCH=${CARGO_TARGET_DIR:-$ROOT/target}/debug/needhave-bench
 worker_config "$WORK/wrangler.toml" "$ROOT/build/index.js" needhave
 d1() { wrangler d1 execute DB --local --config "$WORK/wrangler.toml" --persist-to "$STATE" "$@" </dev/null; }

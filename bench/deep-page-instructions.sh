@@ -2,7 +2,8 @@
 # Callgrind's instructions for the first page of gpu and for its 100th,
 # on files as `needhave-bench search-seed` leaves them (as written: the
 # state D1 is always in, and a native list's under continuous writes), and
-# the ratio the list holds to 1.5× (docs/finding.md, "Deep pages"). Each
+# the ratio the list holds to 1.5× (docs/design/search-index.md, "Leaves,
+# and deep pages"). Each
 # figure is the page's statement run 11 times less run once, over 10; the
 # 100th page's cursor is walked to with the same statement, outside the
 # difference.

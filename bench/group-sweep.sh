@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Where a group commit should close (README "Performance", "Group commit:
-# where a group closes"): the durable create + first-reply flow at 1, 8
+# Where a group commit should close (docs/design/group-commit.md, "Where a
+# group closes"): the durable create + first-reply flow at 1, 8
 # and 64 connections against `needhave serve --group-max N --group-wait-us W`
 # for each cap and window, 3 alternating rounds, each round beside a raw
 # one-row synchronous=FULL baseline; acknowledged writes/s, p50/p99, fsyncs

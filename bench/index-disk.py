@@ -17,8 +17,9 @@ begun with its kind's mark, and prefix lists of the mark and one to eight
 characters. Only the index's bytes are
 counted (`dbstat` of its shadow tables, pages
 less their unused bytes): what a post costs besides is measured on the
-list itself by `tests/limits.rs`, and docs/finding.md ("The disk bound")
-puts the two together. It uses Python's own SQLite (3.40 here, FTS5 and
+list itself by `tests/limits.rs` and `needhave-bench disk`, and
+docs/design/search-index.md ("Two parts: hot and cold") puts the two
+together. It uses Python's own SQLite (3.40 here, FTS5 and
 dbstat built in), so the figures are the index's shape, not the list's
 statements; SQLite 3.50 writes the same format.
 """

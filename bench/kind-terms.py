@@ -12,8 +12,8 @@ without a kind is an OR of the two kinds' lists.
 
 Python's own SQLite (FTS5 built in), the list's FTS5 options and leaf
 size, posts written 64 to a segment; microseconds a query (the page's
-`ORDER BY rowid LIMIT 101`, 200 times). docs/finding.md, "The bench's
-tables", has the figures.
+`ORDER BY rowid LIMIT 101`, 200 times). docs/design/search-index.md,
+"What a note is indexed as", has the figures.
 """
 import argparse
 import random

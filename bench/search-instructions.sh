@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
 # Callgrind's instructions per page of the queries of `needhave-bench
-# search`, on the files it leaves (docs/finding.md, "Instructions per
-# query"): for each query and each file, the first page's statement run 11
-# times less run once, over 10 (a page on a warm page cache; the process's
-# start and the file's open cancel out). Wall-clock figures of a page move
-# by as much as they measure on a shared machine; these do not.
+# search`, on the files it leaves (docs/design/search-costs.md, "A page at
+# 1 k and at 1 M posts"): for each query and each file, the first page's
+# statement run 11 times less run once, over 10 (a page on a warm page
+# cache; the process's start and the file's open cancel out). Wall-clock
+# figures of a page move by as much as they measure on a shared machine;
+# these do not.
 #
-#   bench/search-instructions.sh LABEL=FILE[:falling] ...
+#   bench/search-instructions.sh LABEL=FILE ...
 #
-# `:falling`: the file's index holds row numbers as they are (version 6),
-# so the statement of that release runs (`search-page --falling`).
 # NEEDHAVE_BENCH: the bench binary (target/release/needhave-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=${NEEDHAVE_BENCH:-target/release/needhave-bench}
 
-count() { # file falling q kind runs limit
-    local args=(search-page --db "$1" --falling "$2" --q "$3" --runs "$5" --limit "$6")
-    [[ -n "$4" ]] && args+=(--kind "$4")
+count() { # file q kind runs limit
+    local args=(search-page --db "$1" --q "$2" --runs "$4" --limit "$5")
+    [[ -n "$3" ]] && args+=(--kind "$3")
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BENCH" "${args[@]}" 2>&1 >/dev/null |
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
@@ -39,13 +38,10 @@ for entry in "${queries[@]}"; do
     IFS='|' read -r name q kind limit <<<"$entry"
     line="| $name |"
     for col in "$@"; do
-        spec=${col#*=}
-        file=${spec%:falling}
-        falling=0
-        [[ "$spec" == *:falling ]] && falling=1
-        one=$(count "$file" "$falling" "$q" "$kind" 1 "$limit")
-        eleven=$(count "$file" "$falling" "$q" "$kind" 11 "$limit")
-        posts=$("$BENCH" search-page --db "$file" --falling "$falling" --q "$q" --limit "$limit" ${kind:+--kind "$kind"})
+        file=${col#*=}
+        one=$(count "$file" "$q" "$kind" 1 "$limit")
+        eleven=$(count "$file" "$q" "$kind" 11 "$limit")
+        posts=$("$BENCH" search-page --db "$file" --q "$q" --limit "$limit" ${kind:+--kind "$kind"})
         line+=" $(( (eleven - one) / 10 )) ($((posts > limit ? limit : posts))) |"
     done
     echo "$line"

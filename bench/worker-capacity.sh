@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# What each kind of row costs on D1, measured on a local D1 (the SQLite file
-# workerd keeps), for the capacity plan in README.md: a fresh database with
-# schema.sql, then N rows of each kind inserted with `wrangler d1 execute
-# --local` in the shapes the handlers write (ids, hashes and keys of their
-# real lengths, notes and texts of the longest allowed ASCII: 500
+# What each kind of message row costs on D1, measured on a local D1 (the
+# SQLite file workerd keeps), for the capacity plan in docs/worker.md: a
+# fresh database with schema.sql, then N rows of each kind inserted with
+# `wrangler d1 execute --local` in the shapes the handlers write (ids and
+# hashes of their real lengths, texts of the longest allowed ASCII: 500
 # characters), measuring the file's pages per table and index (SQLite's
 # dbstat) after each kind. Prints bytes per row of each kind, and how many
-# fit in D1's 10 GB. N=2000 by default.
+# fit in D1's 10 GB. N=2000 by default. Posts are written only as the
+# messages' parents: what a post costs, its index of words included, is the
+# disk bound, which tests/limits.rs and `needhave-bench disk` measure on the
+# list's own create.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -46,10 +49,8 @@ measure() { # kind sql
 }
 
 NOW=$(date +%s%3N)
-# The note's normalized key (rules::note_key) is at most as long as the
-# note; here exactly as long.
-measure post "$seq_cte INSERT INTO posts (id, kind, note, note_key, secret_hash, ip_hash, created_at)
-  SELECT $(hex 16), CASE i % 2 WHEN 0 THEN 'need' ELSE 'have' END, $text500, upper($text500),
+d1 --command "$seq_cte INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, created_at)
+  SELECT $(hex 16), CASE i % 2 WHEN 0 THEN 'need' ELSE 'have' END, $text500, $(hex 32),
   $(hex 32), $(hex 32), $NOW + i FROM n"
 measure first "$seq_cte INSERT INTO messages (id, post_id, role, text, secret_hash, ip_hash, created_at)
   SELECT $(hex 16), (SELECT id FROM posts WHERE rowid = i), 'first', $text500, $(hex 32), $(hex 32), $NOW + i FROM n"
@@ -62,6 +63,6 @@ measure later "$seq_cte INSERT INTO messages (id, post_id, role, text, thread_ke
 
 echo "file: $(stat -c %s "$DB") B, pages $(pages) B, in use $(used) B ($((4 * N)) rows)"
 LIMIT=$((10 * 1000 * 1000 * 1000))
-for kind in post first accept later; do
+for kind in first accept later; do
     printf 'fit in 10 GB: %-8s %12d\n' "$kind" "$((LIMIT / COST[$kind]))"
 done

@@ -4,8 +4,8 @@
 -- that concurrent copies cannot both get in.
 --
 -- SQL cannot compute NFKC, so rows older than this migration start with a
--- NULL key: `needhave d1-keys` turns them into UPDATEs (README, "Deploy to
--- Cloudflare"). Until then the create statement also refuses exact copies
+-- NULL key: `needhave d1-keys` turns them into UPDATEs (docs/finding.md,
+-- "Upgrading a database"). Until then the create statement also refuses exact copies
 -- by `posts_note`. NULLs are distinct in a unique index, so an old row whose
 -- key an older row already holds keeps NULL: nothing is lost, and the key
 -- that would collide is held anyway. The native store runs this same file

@@ -1,6 +1,7 @@
 -- D1 migration 0007: the index of words holds each post under its row
 -- number reversed (268435456 - rowid), so that a page, newest first, is
--- FTS5's own rising order (docs/finding.md, "Instructions per query").
+-- FTS5's own rising order (docs/design/search-index.md, "Newest first:
+-- row numbers reversed").
 -- The index of 0006 held the
 -- row numbers as they are; it is derived data, so it is made again: after
 -- this file, run the back-fill `needhave d1-words` (docs/finding.md), which

@@ -4,7 +4,8 @@
 -- index, which it writes for a list spanning four leaves or more; with
 -- small leaves a common word's list has one in every segment but the
 -- smallest, so a deep page no longer steps through the newest posts one
--- at a time (docs/finding.md, "Deep pages"). A setting FTS5 keeps in
+-- at a time (docs/design/search-index.md, "Leaves, and deep pages"). A
+-- setting FTS5 keeps in
 -- post_words_config: segments written before it keep their leaves until
 -- FTS5 merges them.
 INSERT INTO post_words (post_words, rank) VALUES ('pgsz', 64);

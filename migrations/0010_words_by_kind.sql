@@ -1,8 +1,8 @@
 -- D1 migration 0010: every term of a post's words begins with its kind's
 -- mark (schema.sql, `post_words`), so that a search of one kind reads that
 -- kind's lists alone: a kind and a word whose posts never meet were two
--- lists walked to their ends before the answer "none" (docs/finding.md,
--- "The bench's tables"). The index is derived data: it is made again, with
+-- lists walked to their ends before the answer "none"
+-- (docs/design/search-index.md, "What a note is indexed as"). The index is derived data: it is made again, with
 -- prefix lists one character longer (the mark is the first) and the leaf
 -- size of 0009, and `needhave d1-words` fills it (docs/finding.md,
 -- "Upgrading a database"). Until it has run, posts older than this file

@@ -5,7 +5,7 @@
 -- needs 9,901 posts); what they cost is a row of post_words_data a leaf,
 -- about twice the bytes for a word no other note holds, and in a young
 -- list most words are new to it, so its posts cost more on disk than the
--- bound allows (docs/finding.md, "The disk bound"). A setting, as 0009's:
+-- bound allows (docs/design/search-costs.md, "The disk bound"). A setting, as 0009's:
 -- segments written before it keep their leaves until FTS5 merges them.
 INSERT INTO post_words (post_words, rank)
 SELECT 'pgsz', 4050 WHERE coalesce((SELECT max(rowid) FROM posts), 0) < 10000;

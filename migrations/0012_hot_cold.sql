@@ -1,6 +1,6 @@
 -- D1 migration 0012: the index of words in two parts, so that a post of
--- words no other note holds stays within the disk bound (docs/finding.md,
--- "The index"). post_words, the hot part, is made again without prefix
+-- words no other note holds stays within the disk bound
+-- (docs/design/search-index.md, "Two parts: hot and cold"). post_words, the hot part, is made again without prefix
 -- lists: it holds each moved post's kind's term and every prefix of its
 -- words that is hot (hot_prefixes: shared by enough posts), each a term of
 -- its own. post_cold, the cold part, holds every moved post's words

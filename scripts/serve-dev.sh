@@ -13,7 +13,7 @@
 
 serve_start() {
     local work=$1 name=$2 target_dir i
-    cargo build --quiet -p needhave
+    cargo build --quiet --bin needhave
     target_dir=$(cargo metadata --format-version 1 --no-deps |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
     NEEDHAVE_LOG=warn "$target_dir/debug/needhave" serve --addr 127.0.0.1:0 --db :memory: \

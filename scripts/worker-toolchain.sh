@@ -19,9 +19,12 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
     rustup target add wasm32-unknown-unknown
 fi
 
+# worker-build only drives cargo, wasm-bindgen, wasm-opt and esbuild, so it
+# is built without optimisation: much less to compile, no slower at its job.
+# wasm-bindgen does the work on the .wasm itself, and keeps cargo's release.
 if [[ "$(worker-build --version 2>/dev/null || true)" != *"$WORKER_BUILD_VERSION"* ]]; then
     say "installing worker-build $WORKER_BUILD_VERSION (takes minutes)"
-    cargo install --locked "worker-build@$WORKER_BUILD_VERSION"
+    cargo install --debug --locked "worker-build@$WORKER_BUILD_VERSION"
 fi
 
 # wasm-bindgen's CLI must match the library exactly. It installs without

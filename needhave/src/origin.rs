@@ -13,6 +13,9 @@
 //! operator names (`--allow-origin`, the Worker's `ALLOWED_ORIGINS`; `*`
 //! allows every origin). Public `GET`s answer `Access-Control-Allow-Origin:
 //! *` to anyone: the list is public data, and `*` never carries credentials.
+//!
+//! Also the list's own origin as a client reached it ([`serving`]), which
+//! the documents and MCP's skill answers write their absolute URLs with.
 
 use crate::config::Config;
 use crate::error::Code;
@@ -117,6 +120,51 @@ pub fn decorate(req: &Request, config: &Config, resp: &mut Response) {
         .push(("access-control-allow-origin", allow.to_string()));
     resp.headers
         .push(("access-control-expose-headers", EXPOSE_HEADERS.to_string()));
+}
+
+/// `scheme://host[:port]` of the serving host, for documents that must give
+/// absolute URLs (sitemap, catalog, card): the operator's public URL when
+/// set. Else the host is the request's `Host`, and the scheme `http` for a
+/// loopback host (`needhave serve`, `wrangler dev`) and `https` for any
+/// other (the Worker is served over TLS). Behind a proxy the operator has
+/// vouched for, its `X-Forwarded-Host` and `X-Forwarded-Proto` (the last
+/// value, the one it appended) come first; from anyone else they are
+/// ignored, since these documents are cached publicly and one client's
+/// header would name its host to every reader.
+pub fn serving(req: &Request, config: &Config) -> String {
+    if let Some(url) = &config.public_url {
+        return url.clone();
+    }
+    let forwarded = |name| {
+        config
+            .trust_forwarded
+            .then(|| req.header(name))
+            .flatten()
+            .and_then(|v: &str| v.rsplit(',').next())
+            .map(str::trim)
+    };
+    let valid = |h: &&str| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic() && b != b'/');
+    let host = forwarded("x-forwarded-host")
+        .filter(valid)
+        .or_else(|| req.header("host").map(str::trim).filter(valid))
+        .unwrap_or("localhost");
+    let scheme = match forwarded("x-forwarded-proto") {
+        Some(p @ ("http" | "https")) => p,
+        _ if is_loopback(host) => "http",
+        _ => "https",
+    };
+    [scheme, "://", host].concat()
+}
+
+fn is_loopback(host: &str) -> bool {
+    // The name as the Origin rules read it, without an IPv6 address's
+    // brackets.
+    let name = crate::hosts::host_name(host);
+    let name = match name.strip_prefix('[') {
+        Some(inner) => inner.strip_suffix(']').unwrap_or(inner),
+        None => name,
+    };
+    name == "localhost" || name.ends_with(".localhost") || name.starts_with("127.") || name == "::1"
 }
 
 #[cfg(test)]
@@ -225,5 +273,51 @@ mod tests {
         let mut r = Response::empty(403);
         decorate(&req("POST", "h", Some("https://evil.example")), &c, &mut r);
         assert_eq!(r.header("access-control-allow-origin"), None);
+    }
+
+    #[test]
+    fn serving_origins() {
+        let trusted = Config {
+            trust_forwarded: true,
+            ..Config::default()
+        };
+        let at = |host: Option<&str>, proto: Option<&str>| {
+            let mut r = Request::new("GET", "/");
+            if let Some(h) = host {
+                r.headers.push(("host".into(), h.into()));
+            }
+            if let Some(p) = proto {
+                r.headers.push(("x-forwarded-proto".into(), p.into()));
+            }
+            serving(&r, &trusted)
+        };
+        assert_eq!(at(Some("127.0.0.1:8787"), None), "http://127.0.0.1:8787");
+        assert_eq!(at(Some("[::1]:80"), None), "http://[::1]:80");
+        // No closing bracket: still the loopback name, and no panic.
+        assert_eq!(at(Some("[::1"), None), "http://[::1");
+        assert_eq!(at(Some("needhave.io"), None), "https://needhave.io");
+        assert_eq!(at(Some("needhave.io"), Some("http")), "http://needhave.io");
+        assert_eq!(
+            at(Some("needhave.io"), Some("gopher")),
+            "https://needhave.io"
+        );
+        assert_eq!(at(Some("evil/path"), None), "http://localhost");
+        assert_eq!(at(None, None), "http://localhost");
+        // Forwarded headers: the proxy's last value, and only when trusted.
+        let mut r = Request::new("GET", "/");
+        r.headers.push(("host".into(), "10.0.0.5:8787".into()));
+        r.headers.push((
+            "x-forwarded-host".into(),
+            "evil.example, list.example".into(),
+        ));
+        r.headers
+            .push(("x-forwarded-proto".into(), "http, https".into()));
+        assert_eq!(serving(&r, &trusted), "https://list.example");
+        assert_eq!(serving(&r, &Config::default()), "https://10.0.0.5:8787");
+        let fixed = Config {
+            public_url: Some("https://needhave.io".into()),
+            ..trusted
+        };
+        assert_eq!(serving(&r, &fixed), "https://needhave.io");
     }
 }

@@ -88,8 +88,9 @@ fn hex_at(bytes: &[u8], i: usize) -> bool {
 /// and `-._~` stay as they are.
 ///
 /// By hand while decoding uses the crate: the crate's encoder costs the
-/// Worker more than its size gate leaves (docs/performance.md has the
-/// measurement); a test holds this to the crate's output.
+/// Worker more than its size gate leaves (docs/design/worker-size.md,
+/// "Crates or hand-written code", has the measurement); a test holds this
+/// to the crate's output.
 pub fn encode(text: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in text.bytes() {

@@ -61,10 +61,10 @@ needhave_macros::routes! {
         -> 200 "application/linkset+json; profile=\"https://www.rfc-editor.org/info/rfc9727\"";
 
     /// The MCP server card: name, endpoint, protocol versions and tools, before connecting.
-    GET "/mcp/server-card" => pages::card::document raw replica -> 200 "application/json";
+    GET "/mcp/server-card" => mcp::card::document raw replica -> 200 "application/json";
 
     /// The MCP server card, at its well-known address.
-    GET "/.well-known/mcp/server-card.json" => pages::card::document raw replica -> 200 "application/json";
+    GET "/.well-known/mcp/server-card.json" => mcp::card::document raw replica -> 200 "application/json";
 
     /// The agent skills index (agentskills.io discovery 0.2.0): one skill, with the digest of its SKILL.md.
     GET "/.well-known/agent-skills/index.json" => pages::skills::index raw replica -> 200 "application/json";

@@ -15,7 +15,9 @@
 //! knows NFKC or bigrams. The index is an FTS5 table over the text this
 //! module writes (terms separated by spaces, read by the `ascii` tokenizer,
 //! which splits at ASCII punctuation and spaces only and so takes every term
-//! as written); see `docs/finding.md` for why FTS5 and how it is exported.
+//! as written); see docs/design/search-index.md, "Why FTS5, and not a
+//! table", for why FTS5, and docs/finding.md, "Exporting a D1 database",
+//! for how it is exported.
 
 use crate::rules::words::{bigrams, kind_mark, kind_term, pieces, words, Piece};
 use crate::rules::Kind;

@@ -221,10 +221,12 @@ async fn any_origin_may_preflight_a_conditional_read() {
 mod cost {
     use std::sync::Arc;
 
-    use needhave::http::Request;
     use needhave::store::sqlite::SqliteStore;
     use needhave::store::testing::Counting;
-    use needhave::{Config, Ctx};
+    use needhave::Ctx;
+    use serde_json::json;
+
+    use crate::common::local;
 
     /// SQLite seen as D1 sees its database: written by others, so with no
     /// clock that vouches for the kept list; counts round trips and rows.
@@ -235,7 +237,7 @@ mod cost {
     }
 
     async fn get(ctx: &Ctx, inm: Option<&str>) -> needhave::http::Response {
-        let mut req = Request::new("GET", "/posts");
+        let mut req = local::request("GET", "/posts", None);
         if let Some(v) = inm {
             req.headers.push(("if-none-match".into(), v.into()));
         }
@@ -245,23 +247,16 @@ mod cost {
     #[tokio::test]
     async fn a_304_is_one_round_trip_that_reads_no_post() {
         let store = as_on_d1();
-        let config = Arc::new(Config {
-            ip_salt: "salt".into(),
-            ..Config::default()
-        });
-        let ctx = Ctx::new(
-            &needhave::routes::API,
-            store.clone(),
-            config.clone(),
-            "10.0.0.1",
-        );
+        let config = local::salted("salt");
+        let ctx = local::ctx(store.clone(), config.clone(), "10.0.0.1");
         for i in 0..50 {
-            let mut req = Request::new("POST", "/posts");
-            req.body = format!(r#"{{"kind":"need","note":"cost {i}"}}"#).into_bytes();
+            let note = json!({"kind": "need", "note": format!("cost {i}")});
             let ip = format!("10.0.{i}.2");
-            let r = needhave::handle(
-                &req,
-                &Ctx::new(&needhave::routes::API, store.clone(), config.clone(), &ip),
+            let r = local::call(
+                &local::ctx(store.clone(), config.clone(), &ip),
+                "POST",
+                "/posts",
+                Some(&note),
             )
             .await;
             assert_eq!(r.status, 201);
@@ -277,12 +272,7 @@ mod cost {
         // The same from an isolate that kept nothing (a fresh memo).
         let fresh = as_on_d1();
         let empty = get(
-            &Ctx::new(
-                &needhave::routes::API,
-                fresh.clone(),
-                config.clone(),
-                "10.0.0.1",
-            ),
+            &local::ctx(fresh.clone(), config.clone(), "10.0.0.1"),
             Some(&tag),
         )
         .await;

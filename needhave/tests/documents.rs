@@ -5,7 +5,8 @@
 //! `discovery.rs`.)
 
 use needhave::api::{Api, Body, Branch, Route, RouteResponse, Step, Tool};
-use needhave::pages::{card, llms, robots, skills};
+use needhave::mcp::card;
+use needhave::pages::{llms, robots, skills};
 use needhave::routes::{API, ROUTES, TOOLS};
 use needhave::store::Consistency;
 

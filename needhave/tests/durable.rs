@@ -339,13 +339,8 @@ async fn on_a_file_the_kept_list_is_vouched_for_by_the_wal_index() {
     let config = Arc::new(needhave::Config::default());
     let list = || async {
         let before = store.trips();
-        let ctx = needhave::Ctx::new(
-            &needhave::routes::API,
-            store.clone(),
-            config.clone(),
-            "10.0.9.2",
-        );
-        let r = needhave::handle(&needhave::http::Request::new("GET", "/posts"), &ctx).await;
+        let ctx = local::ctx(store.clone(), config.clone(), "10.0.9.2");
+        let r = local::call(&ctx, "GET", "/posts", None).await;
         let body: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         (
             body["posts"].as_array().unwrap().len(),
@@ -444,17 +439,12 @@ async fn the_limits_hold_exactly_under_every_group_policy() {
             wait: Duration::from_micros(wait_us),
         };
         let store: Arc<dyn Store> = Arc::new(SqliteStore::open_with(":memory:", policy).unwrap());
-        let config = Arc::new(needhave::Config {
-            ip_salt: "a salt for the group tests".into(),
-            ..needhave::Config::default()
-        });
+        let config = local::salted("a salt for the group tests");
         let call = |ip: String, path: String, body: serde_json::Value| {
             let (store, config) = (store.clone(), config.clone());
             tokio::spawn(async move {
-                let ctx = needhave::Ctx::new(&needhave::routes::API, store, config, &ip);
-                let mut req = needhave::http::Request::new("POST", &path);
-                req.body = body.to_string().into_bytes();
-                let r = needhave::handle(&req, &ctx).await;
+                let ctx = local::ctx(store, config, &ip);
+                let r = local::call(&ctx, "POST", &path, Some(&body)).await;
                 let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
                 (r.status, v)
             })

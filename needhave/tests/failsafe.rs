@@ -4,42 +4,27 @@
 //! that declares `500 [internal]` in the table is called and must answer
 //! it; every other route must still answer as usual.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::local::{call, ctx, salted, text};
 use needhave::error::Code;
-use needhave::http::Request;
 use needhave::routes::ROUTES;
 use needhave::store::sqlite::SqliteStore;
-use needhave::{Config, Ctx};
+use needhave::Ctx;
 use serde_json::{json, Value};
 
-async fn call(ctx: &Ctx, method: &str, path: &str, body: Option<Value>) -> (u16, String) {
-    let mut req = Request::new(method, path);
-    req.headers.push(("host".into(), "127.0.0.1:8787".into()));
-    if let Some(b) = body {
-        req.body = b.to_string().into_bytes();
-    }
-    let r = needhave::handle(&req, ctx).await;
-    (r.status, String::from_utf8(r.body.into()).unwrap())
-}
-
-fn ctx(store: &Arc<SqliteStore>, salt: &str, ip: &str) -> Ctx {
-    let config = Config {
-        ip_salt: salt.into(),
-        ..Config::default()
-    };
-    Ctx::new(&needhave::routes::API, store.clone(), Arc::new(config), ip)
-}
-
 async fn json(ctx: &Ctx, method: &str, path: &str, body: Value) -> Value {
-    let (status, text) = call(ctx, method, path, Some(body)).await;
-    assert!(status < 300, "{method} {path}: {status} {text}");
+    let r = call(ctx, method, path, Some(&body)).await;
+    let text = text(&r);
+    assert!(r.status < 300, "{method} {path}: {} {text}", r.status);
     serde_json::from_str(&text).unwrap()
 }
 
 async fn writes_refused_reads_served(salt: &str, ip: &str) {
     let store = Arc::new(SqliteStore::open(":memory:").unwrap());
-    let ok = ctx(&store, "a salt", "10.1.0.1");
+    let ok = ctx(store.clone(), salted("a salt"), "10.1.0.1");
     let post = json(
         &ok,
         "POST",
@@ -57,7 +42,7 @@ async fn writes_refused_reads_served(salt: &str, ip: &str) {
     let accept = json!({"secret": secret, "message_id": first["id"]});
     let key = json(&ok, "POST", &format!("/posts/{id}/accept"), accept).await["thread_key"].clone();
 
-    let bad = ctx(&store, salt, ip);
+    let bad = ctx(store.clone(), salted(salt), ip);
     let mut refused = Vec::new();
     for route in ROUTES {
         let path = route.path.replace(
@@ -82,7 +67,8 @@ async fn writes_refused_reads_served(salt: &str, ip: &str) {
             ("POST", "/mcp") => Some(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
             _ => Some(json!({})),
         };
-        let (status, text) = call(&bad, route.method, &path, body).await;
+        let r = call(&bad, route.method, &path, body.as_ref()).await;
+        let (status, text) = (r.status, text(&r));
         if route.declares(Code::Internal) {
             assert_eq!(
                 (status, text.as_str()),
@@ -112,7 +98,7 @@ async fn writes_refused_reads_served(salt: &str, ip: &str) {
         "the writes"
     );
     // Nothing was written: the list and the waiting list are as they were.
-    let (_, list) = call(&bad, "GET", "/posts", None).await;
+    let list = text(&call(&bad, "GET", "/posts", None).await);
     assert!(
         list.contains("failsafe") && !list.contains("failsafe 2"),
         "{list}"
@@ -130,14 +116,17 @@ async fn writes_refused_reads_served(salt: &str, ip: &str) {
         "{waiting}"
     );
     // Input errors still come first: the refusal is about who asks.
-    let (status, body) = call(
+    let r = call(
         &bad,
         "POST",
         "/posts",
-        Some(json!({"kind": "x", "note": "n"})),
+        Some(&json!({"kind": "x", "note": "n"})),
     )
     .await;
-    assert_eq!((status, body.as_str()), (400, r#"{"error":"bad_kind"}"#));
+    assert_eq!(
+        (r.status, text(&r).as_str()),
+        (400, r#"{"error":"bad_kind"}"#)
+    );
 }
 
 #[tokio::test]

@@ -78,7 +78,8 @@ fn home_page_documents_are_current() {
 /// output for real origins.
 #[test]
 fn discovery_documents_are_current() {
-    use needhave::pages::{card, catalog, llms, robots, skills, ORIGIN};
+    use needhave::mcp::card;
+    use needhave::pages::{catalog, llms, robots, skills, ORIGIN};
     let api = &needhave::routes::API;
     let skill = needhave::gen::documents::skill_md(api, ORIGIN);
     let documents = [

@@ -4,10 +4,13 @@
 //! memo's path off, must answer every request byte for byte alike (the
 //! `date` header aside), whether the memo's path takes it or hands it on.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::local;
 use needhave::config::Config;
 use needhave::native::serve::{serve, Policy};
 use needhave::store::sqlite::SqliteStore;
@@ -198,23 +201,17 @@ async fn the_memo_path_answers_as_the_shared_pipeline_does() {
 /// round trip, on the memo's path or not.
 #[tokio::test]
 async fn a_304_on_an_empty_memo_keeps_the_list() {
-    use needhave::api::Ctx;
-    use needhave::http::Request;
     use needhave::store::testing::Counting;
     use needhave::store::Store;
     let store = Arc::new(Counting::new(SqliteStore::open(":memory:").unwrap()));
-    let config = Arc::new(Config {
-        ip_salt: "kept-list".into(),
-        ..Config::default()
-    });
-    let ctx = Ctx::new(&needhave::routes::API, store.clone(), config, "10.0.0.1");
-    let mut create = Request::new("POST", "/posts");
-    create.body = br#"{"kind":"have","note":"a kept list"}"#.to_vec();
-    assert_eq!(needhave::handle(&create, &ctx).await.status, 201);
+    let ctx = local::ctx(store.clone(), local::salted("kept-list"), "10.0.0.1");
+    let create = serde_json::json!({"kind": "have", "note": "a kept list"});
+    let created = local::call(&ctx, "POST", "/posts", Some(&create)).await;
+    assert_eq!(created.status, 201);
     // The tag of the one post's list, as a client kept it from before.
     let tag = "\"p1\"";
     assert!(store.inner().memo().unwrap().get("posts").is_none());
-    let mut held = Request::new("GET", "/posts");
+    let mut held = local::request("GET", "/posts", None);
     held.headers.push(("if-none-match".into(), tag.into()));
     let first = needhave::handle(&held, &ctx).await;
     assert_eq!((first.status, first.header("etag")), (304, Some(tag)));
@@ -224,6 +221,6 @@ async fn a_304_on_an_empty_memo_keeps_the_list() {
     let again = needhave::handle(&held, &ctx).await;
     assert_eq!(again, first);
     assert_eq!(store.trips(), before, "a round trip for a kept list");
-    let ok = needhave::handle(&Request::new("GET", "/posts"), &ctx).await;
+    let ok = local::call(&ctx, "GET", "/posts", None).await;
     assert_eq!((ok.status, ok.header("etag")), (200, Some(tag)));
 }

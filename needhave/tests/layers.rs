@@ -6,8 +6,15 @@
 //! `self::` or a child module's name (in a `use` or anywhere in the code) is
 //! an edge to the file that defines the longest module prefix of that path.
 //! A parent declaring `mod child;` is not an edge; a parent naming
-//! `child::item` is. The test also fails on a planted circle, so that a
-//! broken reader cannot pass it by finding no edges at all.
+//! `child::item` is.
+//!
+//! The same graph is then read at module granularity: a folder and its
+//! same-named file are one module (`rules.rs` + `rules/`, `store/mod.rs` +
+//! `store/*`), and an edge from any file of module A to any file of its
+//! sibling B is an edge A → B, so a circle that passes through different
+//! files of two modules (`a/x.rs` → `b.rs`, `b/y.rs` → `a.rs`) fails too.
+//! The tests also fail on planted circles, so that a broken reader cannot
+//! pass them by finding no edges at all.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,26 +39,33 @@ fn module_files(src: &Path) -> Files {
                 continue;
             }
             let rel = path.strip_prefix(src).unwrap();
-            let mut module: Vec<String> = rel
-                .with_extension("")
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            if matches!(
-                module.last().map(String::as_str),
-                Some("mod" | "lib" | "main")
-            ) {
-                module.pop();
-            }
             // `main.rs` is a second crate root beside `lib.rs`: it names the
             // library by the crate's name, never by `crate::`.
             if rel == Path::new("main.rs") {
                 continue;
             }
-            files.insert(module, path);
+            files.insert(module_path(rel), path);
         }
     }
     files
+}
+
+/// The module a file under `src` defines: `store/sqlite/run.rs` is
+/// `["store", "sqlite", "run"]`; `store/mod.rs` is `["store"]` and
+/// `lib.rs` the root, `[]`.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut module: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        module.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        module.pop();
+    }
+    module
 }
 
 /// What one file names: the module paths its paths resolve to.
@@ -191,7 +205,7 @@ fn inline_mods(module: &[String], items: &[syn::Item]) {
 }
 
 /// File → the files it names.
-fn graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+fn graph(src: &Path) -> Graph<PathBuf> {
     let files = module_files(src);
     let mut parsed = Vec::new();
     INLINE.with(|i| i.borrow_mut().clear());
@@ -220,18 +234,50 @@ fn graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     graph
 }
 
-/// Every circle, each as the files along it (Tarjan's strongly connected
-/// components of more than one file).
-fn circles(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
-    struct State<'g> {
-        graph: &'g BTreeMap<PathBuf, BTreeSet<PathBuf>>,
-        index: BTreeMap<&'g PathBuf, usize>,
-        low: BTreeMap<&'g PathBuf, usize>,
-        stack: Vec<&'g PathBuf>,
-        on_stack: BTreeSet<&'g PathBuf>,
-        out: Vec<Vec<PathBuf>>,
+/// Module → the sibling modules it names, read from the file graph. Each
+/// edge between two files counts at the level where their module paths part:
+/// `store/sqlite/run.rs` → `store/d1.rs` is `store::sqlite` → `store::d1`,
+/// and `mcp/tools.rs` → `store/sqlite/run.rs` is `mcp` → `store`. A file
+/// that is the parent of the other (`store/mod.rs`, `lib.rs`) stands for
+/// itself at that level, beside its children: what it re-exports it names,
+/// so a path through a re-export is still an edge.
+fn module_graph(src: &Path, files: &Graph<PathBuf>) -> Graph<String> {
+    let name = |path: &Path, module: &[String], depth: usize| {
+        if module.len() > depth {
+            module[..=depth].join("::")
+        } else {
+            path.strip_prefix(src).unwrap().display().to_string()
+        }
+    };
+    let mut graph: Graph<String> = BTreeMap::new();
+    for (from, targets) in files {
+        let m_from = module_path(from.strip_prefix(src).unwrap());
+        for to in targets {
+            let m_to = module_path(to.strip_prefix(src).unwrap());
+            let depth = m_from.iter().zip(&m_to).take_while(|(a, b)| a == b).count();
+            let (a, b) = (name(from, &m_from, depth), name(to, &m_to, depth));
+            graph.entry(b.clone()).or_default();
+            graph.entry(a).or_default().insert(b);
+        }
     }
-    fn visit<'g>(s: &mut State<'g>, v: &'g PathBuf) {
+    graph
+}
+
+/// A directed graph: node → the nodes it names.
+type Graph<T> = BTreeMap<T, BTreeSet<T>>;
+
+/// Every circle, each as the nodes along it (Tarjan's strongly connected
+/// components of more than one node).
+fn circles<T: Ord + Clone>(graph: &Graph<T>) -> Vec<Vec<T>> {
+    struct State<'g, T> {
+        graph: &'g Graph<T>,
+        index: BTreeMap<&'g T, usize>,
+        low: BTreeMap<&'g T, usize>,
+        stack: Vec<&'g T>,
+        on_stack: BTreeSet<&'g T>,
+        out: Vec<Vec<T>>,
+    }
+    fn visit<'g, T: Ord + Clone>(s: &mut State<'g, T>, v: &'g T) {
         let i = s.index.len();
         s.index.insert(v, i);
         s.low.insert(v, i);
@@ -288,28 +334,45 @@ fn crate_src(name: &str) -> PathBuf {
         .join("src")
 }
 
-fn assert_no_circle(src: &Path) {
-    let graph = graph(src);
-    assert!(
-        graph.values().map(BTreeSet::len).sum::<usize>() > 10,
-        "{}: hardly any imports read; the reader is broken",
-        src.display()
-    );
-    let found = circles(&graph);
-    let shown: Vec<String> = found
+/// Each circle of files and of modules under `src`, as the names along it.
+fn named_circles(src: &Path) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+    let files = graph(src);
+    let by_file = circles(&files)
         .iter()
         .map(|c| {
             c.iter()
                 .map(|p| p.strip_prefix(src).unwrap().display().to_string())
-                .collect::<Vec<_>>()
-                .join(" ↔ ")
+                .collect()
         })
         .collect();
+    (by_file, circles(&module_graph(src, &files)))
+}
+
+fn assert_no_circle(src: &Path) {
     assert!(
-        found.is_empty(),
-        "import circles in {}:\n{}",
+        graph(src).values().map(BTreeSet::len).sum::<usize>() > 10,
+        "{}: hardly any imports read; the reader is broken",
+        src.display()
+    );
+    let (files, modules) = named_circles(src);
+    let shown = |found: &[Vec<String>]| {
+        found
+            .iter()
+            .map(|c| c.join(" ↔ "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        files.is_empty(),
+        "import circles between files in {}:\n{}",
         src.display(),
-        shown.join("\n")
+        shown(&files)
+    );
+    assert!(
+        modules.is_empty(),
+        "import circles between modules in {}:\n{}",
+        src.display(),
+        shown(&modules)
     );
 }
 
@@ -324,15 +387,23 @@ fn the_macro_crate_has_no_import_circle() {
 }
 
 /// The no-circle tests are only worth something if a circle fails them:
-/// a crate written here, whose `a` and `b` name each other through a
-/// `use`, a `super::` path and a path in code.
+/// a crate written here, whose files `a`, `b/inner` and `c` name each other
+/// through a `use`, a `super::` path and a path in code; whose modules `x`
+/// (`x.rs` + `x/deep.rs`) and `y` (`y/mod.rs` + `y/leaf.rs`) name each other
+/// from different files, so that no two files do; and whose `z::p` (`z/p.rs`
+/// + `z/p/q.rs`) and `z::r` do the same one floor down.
 #[test]
 fn a_planted_circle_is_found() {
     let dir = std::env::temp_dir().join(format!("needhave-layers-{}", std::process::id()));
     let src = dir.join("src");
-    std::fs::create_dir_all(src.join("b")).unwrap();
+    for folder in ["b", "x", "y", "z/p"] {
+        std::fs::create_dir_all(src.join(folder)).unwrap();
+    }
     let write = |name: &str, text: &str| std::fs::write(src.join(name), text).unwrap();
-    write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n");
+    write(
+        "lib.rs",
+        "pub mod a;\npub mod b;\npub mod c;\npub mod x;\npub mod y;\npub mod z;\n",
+    );
     write(
         "a.rs",
         "use crate::b::inner::Thing;\npub fn f() -> Thing { Thing }\n",
@@ -344,18 +415,25 @@ fn a_planted_circle_is_found() {
          #[cfg(test)]\nmod tests { use super::*; }\n",
     );
     write("c.rs", "pub fn h() { let _ = crate::a::f(); }\n");
-    let graph = graph(&src);
-    let found = circles(&graph);
+    write("x.rs", "pub mod deep;\npub fn f() {}\n");
+    write("x/deep.rs", "pub fn g() { crate::y::leaf::h() }\n");
+    write("y/mod.rs", "pub mod leaf;\npub fn k() { crate::x::f() }\n");
+    write("y/leaf.rs", "pub fn h() {}\n");
+    write("z/mod.rs", "pub mod p;\npub mod r;\n");
+    write("z/p.rs", "pub mod q;\npub struct S;\n");
+    write("z/p/q.rs", "pub fn f() { super::super::r::g() }\n");
+    write(
+        "z/r.rs",
+        "pub fn g() {}\npub fn s() -> super::p::S { super::p::S }\n",
+    );
+    let (files, mut modules) = named_circles(&src);
     std::fs::remove_dir_all(&dir).unwrap();
-    let names: Vec<Vec<String>> = found
-        .iter()
-        .map(|c| {
-            c.iter()
-                .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
-                .collect()
-        })
-        .collect();
-    assert_eq!(names, vec![vec!["a.rs", "b/inner.rs", "c.rs"]]);
+    assert_eq!(files, vec![vec!["a.rs", "b/inner.rs", "c.rs"]]);
+    modules.sort();
+    assert_eq!(
+        modules,
+        vec![vec!["a", "b", "c"], vec!["x", "y"], vec!["z::p", "z::r"]]
+    );
 }
 
 /// The ground floor: what every other module stands on names nothing above

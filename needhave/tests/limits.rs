@@ -17,10 +17,10 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use common::*;
-use needhave::http::{Request, Response};
+use needhave::http::Response;
 use needhave::rules;
 use needhave::store::sqlite::SqliteStore;
-use needhave::{Config, Ctx};
+use needhave::Config;
 use serde_json::{json, Value};
 
 type Call = Pin<Box<dyn Future<Output = Resp> + Send>>;
@@ -242,25 +242,13 @@ impl List {
     fn open(path: &str) -> List {
         List {
             store: Arc::new(SqliteStore::open(path).unwrap()),
-            config: Arc::new(Config {
-                ip_salt: "test-salt".into(),
-                ..Config::default()
-            }),
+            config: local::salted("test-salt"),
         }
     }
 
     async fn call(&self, ip: &str, now_ms: i64, path: &str, body: Value) -> Response {
-        let mut req = Request::new("POST", path);
-        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
-        req.body = body.to_string().into_bytes();
-        let mut ctx = Ctx::new(
-            &needhave::routes::API,
-            self.store.clone(),
-            self.config.clone(),
-            ip,
-        );
-        ctx.now_ms = now_ms;
-        needhave::handle(&req, &ctx).await
+        let ctx = local::ctx_at(self.store.clone(), self.config.clone(), ip, now_ms);
+        local::call(&ctx, "POST", path, Some(&body)).await
     }
 
     async fn post(&self, ip: &str, now_ms: i64, note: &str) -> Response {
@@ -586,8 +574,8 @@ async fn a_post_costs_on_disk_about_what_it_shows() {
         // Every size but one case's: a list of Han notes is over the bound
         // while its segments are apart, each holding the pairs once, and
         // notes of pairs that never come back are over it at any size
-        // (docs/finding.md, "At every size, and pairs that are really
-        // new"). Only this case's last size, its segments merged, is held.
+        // (docs/design/search-costs.md, "The disk bound"). Only this
+        // case's last size, its segments merged, is held.
         let every_size = label != HAN_7_APART;
         let (per_post, bound) = disk_per_post(label, n, every_size, note).await;
         assert!(
@@ -714,15 +702,9 @@ async fn a_waiting_post_of_long_tokens_waits_with_its_words_alone() {
                 }
             })
             .count();
-        let mut req = Request::new("GET", &format!("/posts?limit=100&q={}", urlencode(&q)));
-        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
-        let ctx = Ctx::new(
-            &needhave::routes::API,
-            list.store.clone(),
-            list.config.clone(),
-            "2001:db8:ffff::1",
-        );
-        let r = needhave::handle(&req, &ctx).await;
+        let path = format!("/posts?limit=100&q={}", urlencode(&q));
+        let ctx = local::ctx(list.store.clone(), list.config.clone(), "2001:db8:ffff::1");
+        let r = local::call(&ctx, "GET", &path, None).await;
         let found = serde_json::from_slice::<Value>(&r.body).unwrap()["posts"]
             .as_array()
             .unwrap()

@@ -12,8 +12,11 @@
 //!
 //!     EXPECTORATE=overwrite cargo test -p needhave --test mcp_bytes
 
+mod common;
+
 use std::sync::Mutex;
 
+use common::{rpc_request, tool_call};
 use needhave::mcp::era::{Headers, Transport};
 use needhave::mcp::server::{handle_payload, Outcome};
 use needhave::mcp::tools::Exec;
@@ -129,21 +132,9 @@ fn modern(id: Value, method: &'static str, mut params: Value, name: Option<&'sta
     params["_meta"] = meta();
     Case {
         http: Some([Some(NEW), Some(method), name]),
-        body: json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        body: rpc_request(id, method, params).to_string(),
         repeated: None,
     }
-}
-
-fn req(id: Value, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-fn call(id: u64, tool: &str, args: Value) -> Value {
-    req(
-        json!(id),
-        "tools/call",
-        json!({"name": tool, "arguments": args}),
-    )
 }
 
 fn cases() -> Vec<Case> {
@@ -151,16 +142,16 @@ fn cases() -> Vec<Case> {
         // The handshake: echoed, defaulted, refused versions.
         http(
             None,
-            req(
+            rpc_request(
                 json!(1),
                 "initialize",
                 json!({"protocolVersion": "2025-06-18", "capabilities": {}}),
             ),
         ),
-        http(None, req(json!("a"), "initialize", json!({}))),
+        http(None, rpc_request(json!("a"), "initialize", json!({}))),
         http(
             None,
-            req(
+            rpc_request(
                 json!(2),
                 "initialize",
                 json!({"protocolVersion": "1999-01-01"}),
@@ -168,34 +159,52 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            req(json!(3), "initialize", json!({"protocolVersion": NEW})),
+            rpc_request(json!(3), "initialize", json!({"protocolVersion": NEW})),
         ),
         http(
             None,
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         ),
-        http(Some("2025-03-26"), req(json!(4), "ping", json!(null))),
+        http(
+            Some("2025-03-26"),
+            rpc_request(json!(4), "ping", json!(null)),
+        ),
         http(None, json!({"jsonrpc": "2.0", "id": 5, "method": "ping"})),
         http(
             None,
             json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}),
         ),
-        http(Some("2025-11-25"), req(json!(7), "prompts/list", json!({}))),
-        http(None, req(json!(8), "resources/list", json!({}))),
-        http(None, req(json!(9), "no/such", json!({}))),
-        http(Some("1999-01-01"), req(json!(10), "ping", json!({}))),
-        http(Some(" 2025-06-18 "), req(json!(11), "ping", json!({}))),
+        http(
+            Some("2025-11-25"),
+            rpc_request(json!(7), "prompts/list", json!({})),
+        ),
+        http(None, rpc_request(json!(8), "resources/list", json!({}))),
+        http(None, rpc_request(json!(9), "no/such", json!({}))),
+        http(
+            Some("1999-01-01"),
+            rpc_request(json!(10), "ping", json!({})),
+        ),
+        http(
+            Some(" 2025-06-18 "),
+            rpc_request(json!(11), "ping", json!({})),
+        ),
         // Every tool, its plan's calls, its answers.
-        http(None, call(20, "list_posts", json!({}))),
-        http(None, call(21, "create_need", json!({"note": "bread"}))),
-        http(None, call(22, "create_have", json!({"note": "rate"}))),
-        http(None, call(23, "read_post", json!({"id": "../threads ü"}))),
-        http(None, call(24, "read_post", json!({"id": ""}))),
-        http(None, call(25, "read_post", json!({"id": "missing"}))),
-        http(None, call(26, "read_post", json!({"id": "unreachable"}))),
+        http(None, tool_call(20, "list_posts", json!({}))),
+        http(None, tool_call(21, "create_need", json!({"note": "bread"}))),
+        http(None, tool_call(22, "create_have", json!({"note": "rate"}))),
         http(
             None,
-            call(
+            tool_call(23, "read_post", json!({"id": "../threads ü"})),
+        ),
+        http(None, tool_call(24, "read_post", json!({"id": ""}))),
+        http(None, tool_call(25, "read_post", json!({"id": "missing"}))),
+        http(
+            None,
+            tool_call(26, "read_post", json!({"id": "unreachable"})),
+        ),
+        http(
+            None,
+            tool_call(
                 27,
                 "write_first_reply",
                 json!({"post_id": "p1", "text": "hello"}),
@@ -203,11 +212,11 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            call(28, "accept_reply", json!({"post_id": "p1", "secret": "s1"})),
+            tool_call(28, "accept_reply", json!({"post_id": "p1", "secret": "s1"})),
         ),
         http(
             None,
-            call(
+            tool_call(
                 29,
                 "accept_reply",
                 json!({"post_id": "p1", "secret": "s1", "message_id": "m1"}),
@@ -215,16 +224,19 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            call(
+            tool_call(
                 30,
                 "accept_reply",
                 json!({"post_id": "p1", "secret": "s1", "message_id": null}),
             ),
         ),
-        http(None, call(31, "read_thread", json!({"thread_key": "k1"}))),
         http(
             None,
-            call(
+            tool_call(31, "read_thread", json!({"thread_key": "k1"})),
+        ),
+        http(
+            None,
+            tool_call(
                 32,
                 "read_thread",
                 json!({"message_id": "m1", "secret": "r1"}),
@@ -232,36 +244,42 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            call(
+            tool_call(
                 33,
                 "read_thread",
                 json!({"message_id": "pending", "secret": "r1"}),
             ),
         ),
-        http(None, call(34, "read_thread", json!({}))),
-        http(None, call(35, "read_thread", json!({"message_id": "m1"}))),
-        http(None, call(36, "read_thread", json!({"secret": "r1"}))),
+        http(None, tool_call(34, "read_thread", json!({}))),
         http(
             None,
-            call(
+            tool_call(35, "read_thread", json!({"message_id": "m1"})),
+        ),
+        http(None, tool_call(36, "read_thread", json!({"secret": "r1"}))),
+        http(
+            None,
+            tool_call(
                 37,
                 "write_thread_message",
                 json!({"thread_key": "k1", "text": "x"}),
             ),
         ),
         // Arguments a tool does not take, and malformed calls.
-        http(None, call(40, "create_need", json!({}))),
-        http(None, call(41, "create_need", json!({"note": 5}))),
+        http(None, tool_call(40, "create_need", json!({}))),
+        http(None, tool_call(41, "create_need", json!({"note": 5}))),
         http(
             None,
-            call(42, "create_need", json!({"note": "n", "extra": 1})),
+            tool_call(42, "create_need", json!({"note": "n", "extra": 1})),
         ),
-        http(None, call(43, "create_need", json!({"note": null}))),
-        http(None, call(44, "no_such_tool", json!({}))),
-        http(None, req(json!(45), "tools/call", json!({"arguments": {}}))),
+        http(None, tool_call(43, "create_need", json!({"note": null}))),
+        http(None, tool_call(44, "no_such_tool", json!({}))),
         http(
             None,
-            req(
+            rpc_request(json!(45), "tools/call", json!({"arguments": {}})),
+        ),
+        http(
+            None,
+            rpc_request(
                 json!(46),
                 "tools/call",
                 json!({"name": "list_posts", "arguments": [1]}),
@@ -269,7 +287,7 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            req(
+            rpc_request(
                 json!(47),
                 "tools/call",
                 json!({"name": "list_posts", "arguments": null}),
@@ -277,9 +295,9 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            req(json!(48), "tools/call", json!({"name": "list_posts"})),
+            rpc_request(json!(48), "tools/call", json!({"name": "list_posts"})),
         ),
-        http(None, req(json!(49), "tools/call", json!([1]))),
+        http(None, rpc_request(json!(49), "tools/call", json!([1]))),
         http(
             None,
             json!({"jsonrpc": "2.0", "method": "tools/call", "params": [1]}),
@@ -309,18 +327,22 @@ fn cases() -> Vec<Case> {
         http(None, json!([])),
         http(
             None,
-            Value::Array((0..21).map(|i| req(json!(i), "ping", json!({}))).collect()),
+            Value::Array(
+                (0..21)
+                    .map(|i| rpc_request(json!(i), "ping", json!({})))
+                    .collect(),
+            ),
         ),
         http(
             None,
             json!([
-                req(json!(60), "ping", json!({})),
+                rpc_request(json!(60), "ping", json!({})),
                 {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                call(61, "create_need", json!({"note": "b"})),
+                tool_call(61, "create_need", json!({"note": "b"})),
                 17,
                 {"jsonrpc": "2.0", "id": 62, "method": "nope"},
-                req(json!(63), "server/discover", json!({})),
-                req(json!(64), "tools/list", json!({"_meta": meta()})),
+                rpc_request(json!(63), "server/discover", json!({})),
+                rpc_request(json!(64), "tools/list", json!({"_meta": meta()})),
             ]),
         ),
         http(
@@ -329,9 +351,12 @@ fn cases() -> Vec<Case> {
         ),
         http(
             Some("1999-01-01"),
-            json!([req(json!(65), "ping", json!({}))]),
+            json!([rpc_request(json!(65), "ping", json!({}))]),
         ),
-        http(Some(NEW), json!([req(json!(66), "ping", json!({}))])),
+        http(
+            Some(NEW),
+            json!([rpc_request(json!(66), "ping", json!({}))]),
+        ),
         // 2026-07-28.
         modern(json!(70), "server/discover", json!({}), None),
         modern(json!(71), "tools/list", json!({}), None),
@@ -358,9 +383,12 @@ fn cases() -> Vec<Case> {
             json!({"uri": "skill://needhave/SKILL.md"}),
             None,
         ),
-        http(None, req(json!(164), "skills/list", json!({}))),
-        http(None, req(json!(165), "resources/read", json!({"uri": "x"}))),
-        http(None, req(json!(166), "skills/get", json!({}))),
+        http(None, rpc_request(json!(164), "skills/list", json!({}))),
+        http(
+            None,
+            rpc_request(json!(165), "resources/read", json!({"uri": "x"})),
+        ),
+        http(None, rpc_request(json!(166), "skills/get", json!({}))),
         modern(
             json!(75),
             "tools/call",
@@ -425,29 +453,29 @@ fn cases() -> Vec<Case> {
         ),
         Case {
             http: Some([Some(NEW), Some("tools/list"), None]),
-            body: req(json!(87), "server/discover", json!({"_meta": meta()})).to_string(),
+            body: rpc_request(json!(87), "server/discover", json!({"_meta": meta()})).to_string(),
             repeated: None,
         },
         Case {
             http: Some([Some(NEW), None, None]),
-            body: req(json!(88), "tools/list", json!({"_meta": meta()})).to_string(),
+            body: rpc_request(json!(88), "tools/list", json!({"_meta": meta()})).to_string(),
             repeated: None,
         },
         Case {
             http: Some([None, Some("tools/list"), None]),
-            body: req(json!(89), "tools/list", json!({"_meta": meta()})).to_string(),
+            body: rpc_request(json!(89), "tools/list", json!({"_meta": meta()})).to_string(),
             repeated: None,
         },
         Case {
             http: Some([Some("2025-06-18"), Some("tools/list"), None]),
-            body: req(json!(90), "tools/list", json!({"_meta": meta()})).to_string(),
+            body: rpc_request(json!(90), "tools/list", json!({"_meta": meta()})).to_string(),
             repeated: None,
         },
-        http(None, req(json!(91), "server/discover", json!({}))),
-        http(Some(NEW), req(json!(92), "tools/list", json!({}))),
+        http(None, rpc_request(json!(91), "server/discover", json!({}))),
+        http(Some(NEW), rpc_request(json!(92), "tools/list", json!({}))),
         http(
             None,
-            req(
+            rpc_request(
                 json!(93),
                 "tools/list",
                 json!({"_meta": {"io.modelcontextprotocol/protocolVersion": 5}}),
@@ -455,7 +483,7 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            req(
+            rpc_request(
                 json!(94),
                 "tools/list",
                 json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2030-01-01", "io.modelcontextprotocol/clientCapabilities": {}}}),
@@ -463,7 +491,7 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            req(
+            rpc_request(
                 json!(95),
                 "tools/list",
                 json!({"_meta": {"io.modelcontextprotocol/protocolVersion": NEW, "io.modelcontextprotocol/clientCapabilities": 1}}),
@@ -471,7 +499,7 @@ fn cases() -> Vec<Case> {
         ),
         http(
             None,
-            req(
+            rpc_request(
                 json!(96),
                 "tools/list",
                 json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}),
@@ -482,19 +510,23 @@ fn cases() -> Vec<Case> {
             json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": meta()}}),
         ),
         // Stdio: no headers.
-        stdio(req(
+        stdio(rpc_request(
             json!(100),
             "initialize",
             json!({"protocolVersion": "2024-11-05"}),
         )),
-        stdio(req(json!(101), "server/discover", json!({"_meta": meta()}))),
-        stdio(req(
+        stdio(rpc_request(
+            json!(101),
+            "server/discover",
+            json!({"_meta": meta()}),
+        )),
+        stdio(rpc_request(
             json!(102),
             "tools/call",
             json!({"name": "read_post", "arguments": {"id": "p1"}, "_meta": meta()}),
         )),
-        stdio(json!([req(json!(103), "tools/list", json!({}))])),
-        stdio(req(json!(104), "server/discover", json!({}))),
+        stdio(json!([rpc_request(json!(103), "tools/list", json!({}))])),
+        stdio(rpc_request(json!(104), "server/discover", json!({}))),
     ];
     // Ids as written: exponents, past u64, fractions, escapes, in a batch.
     c.extend([
@@ -516,12 +548,12 @@ fn cases() -> Vec<Case> {
         twice(
             "Mcp-Method",
             [Some(NEW), Some("tools/list"), None],
-            &req(json!(120), "tools/list", json!({"_meta": meta()})).to_string(),
+            &rpc_request(json!(120), "tools/list", json!({"_meta": meta()})).to_string(),
         ),
         twice(
             "Mcp-Name",
             [Some(NEW), Some("tools/call"), Some("list_posts")],
-            &req(
+            &rpc_request(
                 json!(121),
                 "tools/call",
                 json!({"name": "list_posts", "_meta": meta()}),
@@ -531,7 +563,7 @@ fn cases() -> Vec<Case> {
         twice(
             "Mcp-Method",
             [None, None, None],
-            &json!([req(json!(122), "ping", json!({}))]).to_string(),
+            &json!([rpc_request(json!(122), "ping", json!({}))]).to_string(),
         ),
     ]);
     // A batch whose answers pass the limit: the rest are not run.
@@ -539,7 +571,7 @@ fn cases() -> Vec<Case> {
         None,
         Value::Array(
             (0..8)
-                .map(|i| call(110 + i, "list_posts", json!({})))
+                .map(|i| tool_call(110 + i, "list_posts", json!({})))
                 .collect(),
         ),
     ));

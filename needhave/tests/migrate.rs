@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::*;
+use needhave::rules::Kind;
+use needhave::store::index::Index;
 use needhave::store::migrate::{self, note_key_hash};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
@@ -360,7 +362,7 @@ fn the_list_takes_small_leaves_at_its_grown_post() {
     let conn = Connection::open_in_memory().unwrap();
     migrate::apply(&conn).unwrap().unwrap();
     let grown = needhave::store::WORDS_GROWN;
-    let batch = needhave::store::index_words("x", "w".into(), None);
+    let batch = Index::without_copy().statements(Kind::Need, "x", "w");
     assert!(batch.iter().any(|s| s.sql == needhave::store::SMALL_LEAVES));
     let wait = |post: i64| {
         conn.execute(
@@ -1074,8 +1076,7 @@ fn create_as_worker(conn: &Connection, n: i64, note: &str) {
     )
     .unwrap();
     let id = format!("{n:032x}");
-    let words = needhave::rules::words::waiting_text(needhave::rules::Kind::Need, note);
-    for statement in needhave::store::index_words(&id, words, None) {
+    for statement in Index::without_copy().statements(Kind::Need, &id, note) {
         let params: Vec<rusqlite::types::Value> = statement
             .params
             .into_iter()

@@ -11,16 +11,19 @@
 //! the answer's `x-d1-bookmark`, sent back, makes the next read see the
 //! write, including across the steps of one MCP request.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use common::local;
 use needhave::http::{Request, Response};
 use needhave::platform::BoxFuture;
 use needhave::routes::ROUTES;
 use needhave::store::session::{SessionAnswer, SessionDb, Sessions, BOOKMARK_HEADER};
 use needhave::store::sqlite::SqliteStore;
 use needhave::store::{Consistency, Statement, Store, StoreResult};
-use needhave::{Config, Ctx};
+use needhave::Config;
 use serde_json::{json, Value as Json};
 
 /// A D1 with one replica. Bookmarks are the number of write batches the
@@ -117,10 +120,7 @@ impl List {
     fn new() -> Self {
         List {
             d1: FakeD1::new(),
-            config: Arc::new(Config {
-                ip_salt: "sessions-test".into(),
-                ..Config::default()
-            }),
+            config: local::salted("sessions-test"),
         }
     }
 
@@ -131,21 +131,12 @@ impl List {
         body: Option<Json>,
         bookmark: Option<&str>,
     ) -> Response {
-        let mut req = Request::new(method, path);
-        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
+        let mut req = local::request(method, path, body.as_ref());
         if let Some(b) = bookmark {
             req.headers.push((BOOKMARK_HEADER.into(), b.into()));
         }
-        if let Some(b) = body {
-            req.body = b.to_string().into_bytes();
-        }
-        let store: Arc<dyn Store> = Arc::new(Sessions::new(Handle(self.d1.clone())));
-        let ctx = Ctx::new(
-            &needhave::routes::API,
-            store,
-            self.config.clone(),
-            "10.9.0.1",
-        );
+        let store = Arc::new(Sessions::new(Handle(self.d1.clone())));
+        let ctx = local::ctx(store, self.config.clone(), "10.9.0.1");
         needhave::handle(&req, &ctx).await
     }
 
@@ -154,10 +145,6 @@ impl List {
         assert!(r.status < 300, "{method} {path}: {}", r.status);
         serde_json::from_slice(&r.body).unwrap()
     }
-}
-
-fn body(r: &Response) -> Json {
-    serde_json::from_slice(&r.body).unwrap_or(Json::Null)
 }
 
 /// What the contract needs of each route that reads or writes the list.
@@ -311,7 +298,7 @@ async fn a_bookmark_sent_back_reads_the_write() {
         .header(BOOKMARK_HEADER)
         .expect("a bookmark")
         .to_string();
-    let id = body(&created)["id"].as_str().unwrap().to_string();
+    let id = local::json(&created)["id"].as_str().unwrap().to_string();
     assert_eq!(list.d1.starts(), ["first-primary"]);
 
     // Without it: the nearest replica, which has not seen the post yet.
@@ -327,7 +314,7 @@ async fn a_bookmark_sent_back_reads_the_write() {
     assert_eq!(list.d1.starts(), vec![mark.clone()]);
     assert_eq!(fresh.header(BOOKMARK_HEADER), Some(mark.as_str()));
     let listed = list.call("GET", "/posts", None, Some(&mark)).await;
-    assert!(body(&listed)["posts"]
+    assert!(local::json(&listed)["posts"]
         .to_string()
         .contains("sessions: fresh"));
     list.d1.starts();
@@ -378,7 +365,7 @@ async fn mcp_steps_carry_the_bookmark() {
         ["first-primary", "00000001"],
         "the read starts at the write"
     );
-    let answers = body(&r);
+    let answers = local::json(&r);
     let listed = answers[1]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(listed.contains("sessions: over mcp"), "{listed}");
     assert_eq!(r.header(BOOKMARK_HEADER), Some("00000001"));
@@ -413,7 +400,7 @@ async fn mcp_steps_carry_the_bookmark() {
     let r = list.call("POST", "/mcp", Some(call), None).await;
     assert_eq!(r.status, 200);
     assert_eq!(list.d1.starts(), ["first-primary", "first-primary"]);
-    assert_eq!(body(&r)["result"]["isError"], false);
+    assert_eq!(local::json(&r)["result"]["isError"], false);
 }
 
 /// SQLite has one copy: no sessions, no bookmark header.
@@ -421,11 +408,7 @@ async fn mcp_steps_carry_the_bookmark() {
 async fn sqlite_ignores_consistency() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(":memory:").unwrap());
     assert!(store.session(Consistency::Replica).is_none());
-    let config = Arc::new(Config {
-        ip_salt: "s".into(),
-        ..Config::default()
-    });
-    let ctx = Ctx::new(&needhave::routes::API, store, config, "10.0.0.1");
+    let ctx = local::ctx(store, local::salted("s"), "10.0.0.1");
     let mut req = Request::new("GET", "/posts");
     req.headers
         .push((BOOKMARK_HEADER.into(), "00000001".into()));

@@ -7,12 +7,13 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use needhave::http::{Request, Response};
+use common::local;
+use needhave::http::Response;
 use needhave::routes::ROUTES;
 use needhave::store::sqlite::SqliteStore;
 use needhave::store::testing::{Counting, Failing};
 use needhave::store::{Store, Value};
-use needhave::{Config, Ctx};
+use needhave::Config;
 use serde_json::{json, Value as Json};
 
 struct List {
@@ -27,23 +28,9 @@ impl List {
     fn new() -> Self {
         List {
             store: Arc::new(Counting::new(SqliteStore::open(":memory:").unwrap())),
-            config: Arc::new(Config {
-                ip_salt: "test-salt".into(),
-                ..Config::default()
-            }),
+            config: local::salted("test-salt"),
             ip: Mutex::new("10.0.0.1"),
         }
-    }
-
-    fn ctx(&self, ip: &str, now_ms: i64) -> Ctx {
-        let mut ctx = Ctx::new(
-            &needhave::routes::API,
-            self.store.clone(),
-            self.config.clone(),
-            ip,
-        );
-        ctx.now_ms = now_ms;
-        ctx
     }
 
     async fn call_at(
@@ -54,12 +41,8 @@ impl List {
         path: &str,
         body: Option<Json>,
     ) -> Response {
-        let mut req = Request::new(method, path);
-        req.headers.push(("host".into(), "127.0.0.1:8787".into()));
-        if let Some(b) = body {
-            req.body = b.to_string().into_bytes();
-        }
-        needhave::handle(&req, &self.ctx(ip, now_ms)).await
+        let ctx = local::ctx_at(self.store.clone(), self.config.clone(), ip, now_ms);
+        local::call(&ctx, method, path, body.as_ref()).await
     }
 
     async fn call(&self, method: &str, path: &str, body: Option<Json>) -> (u16, Json) {
@@ -67,10 +50,7 @@ impl List {
         let r = self
             .call_at(ip, needhave::platform::now_ms(), method, path, body)
             .await;
-        (
-            r.status,
-            serde_json::from_slice(&r.body).unwrap_or(Json::Null),
-        )
+        (r.status, local::json(&r))
     }
 
     /// A `have` with `note` from `ip`, which must be created.
@@ -644,13 +624,8 @@ async fn a_shared_store_checks_the_kept_list_every_time() {
     let inner = shared.inner();
     let config = Arc::new(Config::default());
     let get = || async {
-        let ctx = Ctx::new(
-            &needhave::routes::API,
-            shared.clone(),
-            config.clone(),
-            "10.0.9.1",
-        );
-        let r = needhave::handle(&Request::new("GET", "/posts"), &ctx).await;
+        let ctx = local::ctx(shared.clone(), config.clone(), "10.0.9.1");
+        let r = local::call(&ctx, "GET", "/posts", None).await;
         serde_json::from_slice::<Json>(&r.body).unwrap()["posts"]
             .as_array()
             .unwrap()
@@ -667,8 +642,7 @@ async fn a_shared_store_checks_the_kept_list_every_time() {
 
 #[tokio::test]
 async fn a_store_failure_is_a_plain_500() {
-    let ctx = Ctx::new(
-        &needhave::routes::API,
+    let ctx = local::ctx(
         Arc::new(Failing::default()),
         Arc::new(Config::default()),
         "10.0.0.2",
@@ -678,11 +652,7 @@ async fn a_store_failure_is_a_plain_500() {
         ("POST", "/posts", Some(json!({"kind": "need", "note": "x"}))),
         ("POST", "/threads", Some(json!({"thread_key": "k"}))),
     ] {
-        let mut req = Request::new(method, path);
-        if let Some(b) = body {
-            req.body = b.to_string().into_bytes();
-        }
-        let r = needhave::handle(&req, &ctx).await;
+        let r = local::call(&ctx, method, path, body.as_ref()).await;
         assert_eq!(r.status, 500);
         assert_eq!(r.body, br#"{"error":"internal"}"#, "no detail leaks");
     }

@@ -1,4 +1,5 @@
-//! The power-loss test of `needhave serve` (README "Performance").
+//! The power-loss test of `needhave serve` (docs/design/group-commit.md,
+//! "Power loss").
 //!
 //!     powercut mount DISK MOUNTPOINT     the filesystem (see `fs`), until unmounted
 //!     powercut test --needhave BIN --work DIR [--synchronous NORMAL] [--expect-loss]

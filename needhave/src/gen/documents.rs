@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::mcp::card_with;
 use crate::api::Api;
-use crate::pages::card::TOOLS;
+use crate::mcp::card::TOOLS;
 use crate::pages::home::{CONTACT_WARNING, HOW, STATEMENT, TITLE};
 use crate::pages::llms::limits;
 use crate::pages::robots::CONTENT_SIGNAL;

@@ -7,9 +7,9 @@ use serde_json::{json, Value};
 use super::tools;
 use crate::api::Api;
 use crate::mcp;
+use crate::mcp::card;
 use crate::mcp::identity::{DESCRIPTION, ICON, INSTRUCTIONS, PROTOCOL_VERSIONS, WEBSITE};
 use crate::mcp::skills::{self, MIME_TYPE, URI};
-use crate::pages::card;
 use crate::pages::skills::{DESCRIPTION as SKILL_DESCRIPTION, NAME as SKILL_NAME};
 
 /// The document as the table and this crate's constants say, for the
@@ -71,7 +71,7 @@ pub fn generate(api: &Api) -> Value {
 /// The card as rendered from the table for `origin`: its tools as the
 /// table says ([`tools::generate_list`]), so that a tool added to the
 /// table is on it; what is served splices in the checked-in `tools/list`
-/// (`pages::card::served`), held to the table by `tests/mcp_bytes.rs`, and
+/// (`mcp::card::served`), held to the table by `tests/mcp_bytes.rs`, and
 /// `tests/documents.rs` holds the two to the same bytes.
 pub fn card(api: &Api, origin: &str) -> Value {
     card_with(

@@ -267,7 +267,7 @@ fn openapi_path(path: &str) -> String {
 
 /// The handler's path (`posts::create` → `posts_create`); a second
 /// route of the same handler also names its path
-/// (`pages_card_document_well_known_mcp_server_card_json`).
+/// (`mcp_card_document_well_known_mcp_server_card_json`).
 fn operation_id(route: &Route, taken: &[String]) -> String {
     let id = route.handler.replace("::", "_");
     if !taken.contains(&id) {

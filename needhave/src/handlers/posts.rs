@@ -11,10 +11,10 @@ use crate::error::{ApiError, Code};
 use crate::http::{Id, Request, Response};
 use crate::json::ToJson;
 use crate::rules;
-use crate::rules::words::waiting_text;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
-use crate::store::{index_words, prepare, RowExt, StoreExt};
+use crate::store::index::Index;
+use crate::store::{prepare, RowExt, StoreExt};
 
 pub use crate::rules::Kind;
 
@@ -127,23 +127,12 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         sha256_hex(&secret).into(),
         ctx.now_ms.into(),
     ];
-    // Its words, in the same batch (one transaction): searchable the moment
-    // the 201 is sent, and moved into the index with 63 others. Only a row
-    // the insert made gets words.
-    // Its hot prefixes from this process's copy of the hot set, which the
-    // batch's last statement brings up to date (`rules::hot`).
-    let words = waiting_text(kind, note);
-    let memo = ctx.store.memo();
-    let tokens = memo.and_then(|m| Some(m.hot()?.tokens(kind, &id, &words)));
-    let index = index_words(&id, words, tokens);
-    let (_, promoted) = CREATE.run_then(ctx, guards, values, index).await?;
-    if let Some(mut hot) = memo.and_then(|m| m.hot()) {
-        hot.extend(
-            promoted
-                .iter()
-                .filter_map(|r| Some((r.int("n")?, r.str("p")?.to_string()))),
-        );
-    }
+    // Its words, in the same batch (one transaction); the index takes the
+    // batch's answer back.
+    let index = Index::of(&*ctx.store);
+    let words = index.statements(kind, &id, note);
+    let (_, answer) = CREATE.run_then(ctx, guards, values, words).await?;
+    index.committed(&answer);
     Ok(PostCreated {
         id,
         kind,
@@ -157,7 +146,8 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
 fn view(row: crate::store::Row) -> Option<PostView> {
     // A walk of the row by value rather than a removal by name: the walk
     // is the code the map's drop already links into the Worker, a removal
-    // would link more (docs/finding.md, "Figures").
+    // would link more (docs/design/worker-size.md, "Crates or hand-written
+    // code").
     let (mut id, mut kind, mut note) = (None, None, None);
     for (col, value) in row {
         if let serde_json::Value::String(s) = value {
@@ -523,9 +513,8 @@ pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::{marks, WORDS_SQL};
-    use crate::rules::words::waiting_text;
     use crate::rules::Kind;
-    use crate::store::index_words;
+    use crate::store::index::Index;
     use crate::store::Value;
 
     /// The marks a page binds are the kinds' own (`rules::words::kind_mark`),
@@ -568,7 +557,7 @@ mod tests {
                 rusqlite::params![id, kind.as_str(), note, n],
             )
             .unwrap();
-            for statement in index_words(&id, waiting_text(kind, &note), None) {
+            for statement in Index::without_copy().statements(kind, &id, &note) {
                 let params = statement.params.into_iter().map(|v| match v {
                     Value::Null => rusqlite::types::Value::Null,
                     Value::Int(n) => rusqlite::types::Value::Integer(n),

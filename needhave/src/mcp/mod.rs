@@ -8,9 +8,11 @@
 //! through an [`Exec`](tools::Exec): in process here, over HTTP in the
 //! stdio server. This file is the `POST /mcp` endpoint: stateless
 //! Streamable HTTP with JSON responses, and the HTTP-only checks (Origin,
-//! Host).
+//! Host). `card.rs` is the server card, served beside the endpoint; it and
+//! `skills.rs` fill their documents as `crate::pages` does.
 
 pub mod batch;
+pub mod card;
 pub mod documents;
 pub mod era;
 pub mod identity;
@@ -104,7 +106,7 @@ impl tools::Exec for InProcess<'_> {
     }
 
     fn origin(&self) -> String {
-        crate::pages::origin(self.req, &self.ctx.config)
+        crate::origin::serving(self.req, &self.ctx.config)
     }
 }
 

@@ -134,8 +134,9 @@ fn bytes(s: &str) -> Result<usize, String> {
         .ok_or_else(|| "a number of bytes, more than 0, perhaps with K or M".into())
 }
 
-/// Group commit's flags (see `store/sqlite/group.rs` and README
-/// "Performance" for the sweep the defaults come from).
+/// Group commit's flags (see `store/sqlite/group.rs`, and
+/// docs/design/group-commit.md, "Where a group closes", for the sweep the
+/// defaults come from).
 #[derive(Args)]
 struct GroupArgs {
     /// Writes one commit (one fsync) carries at most.

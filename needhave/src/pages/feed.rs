@@ -17,12 +17,12 @@
 //! are left out (the list refuses them in notes, but a row is not trusted
 //! to have passed today's rules).
 
-use super::origin;
 use crate::api::Ctx;
 use crate::conditional::{self, LIST_CACHE};
 use crate::error::Code;
 use crate::handlers::posts::{find, Filter, Kind};
 use crate::http::{Request, Response};
+use crate::origin::serving;
 use crate::rules::LIST_SIZE;
 use crate::search::Words;
 use crate::store::{Row, RowExt};
@@ -39,7 +39,7 @@ const TITLE_CHARS: usize = 80;
 /// The feed of the posts `kind` and `q` ask for (see `GET /posts`): the
 /// list's first page, read as the list reads it.
 pub async fn feed(req: &Request, ctx: &Ctx, kind: Option<Kind>, q: Option<Words>) -> Response {
-    let origin = origin(req, &ctx.config);
+    let origin = serving(req, &ctx.config);
     let filter = Filter::new(kind, q, LIST_SIZE as u32, None);
     let query = query(&filter);
     let variant = conditional::digest(&[origin.as_bytes(), query.as_bytes()]);

@@ -1,7 +1,8 @@
 //! What a person, a crawler or an agent reads about the list: the home page
 //! (HTML and Markdown), the OpenAPI document, and the discovery documents
-//! (robots.txt, sitemap, llms.txt, the API catalog, the MCP server card, the
-//! agent-skills index and its skill).
+//! (robots.txt, sitemap, llms.txt, the API catalog, the agent-skills index
+//! and its skill). The MCP server card is filled the same way, from
+//! `crate::mcp::card`, which stands above this module: nothing here names MCP.
 //!
 //! Every document is a pure function of the table handed down as
 //! [`Api`](crate::api::Api) (and, for absolute URLs, of the serving
@@ -19,7 +20,6 @@
 //! (which gzip finds again in the table, side by side in its data) rather
 //! than the code that renders them.
 
-pub mod card;
 pub mod catalog;
 pub mod feed;
 pub mod home;
@@ -31,7 +31,7 @@ pub mod skills;
 use crate::api::Ctx;
 use crate::api::{Api, Body, Route};
 use crate::http::{Request, Response};
-use crate::Config;
+use crate::origin::serving;
 
 /// The discovery documents `GET /` names in its one `Link` header, with
 /// their relation types: `service-desc`, `service-doc`, `alternate`,
@@ -132,7 +132,7 @@ pub enum Escape {
 }
 
 /// `template` with the origin put in where [`ORIGIN`] stands, written as
-/// `how` says. [`origin`] keeps an origin to visible ASCII, so in JSON only
+/// `how` says. [`serving`] keeps an origin to visible ASCII, so in JSON only
 /// `"` and `\` need a backslash (`tests/documents.rs` holds the result to
 /// what serde_json writes).
 pub fn fill_origin(template: &str, origin: &str, how: Escape) -> String {
@@ -163,7 +163,7 @@ pub fn origin_as(origin: &str, how: Escape) -> String {
 pub fn filled(req: &Request, ctx: &Ctx, path: &str, template: &str, how: Escape) -> Response {
     text(
         media_of(ctx.api, path),
-        fill_origin(template, &origin(req, &ctx.config), how),
+        fill_origin(template, &serving(req, &ctx.config), how),
     )
 }
 
@@ -203,51 +203,6 @@ pub fn link_header() -> String {
         }
     }
     header
-}
-
-/// `scheme://host[:port]` of the serving host, for documents that must give
-/// absolute URLs (sitemap, catalog, card): the operator's public URL when
-/// set. Else the host is the request's `Host`, and the scheme `http` for a
-/// loopback host (`needhave serve`, `wrangler dev`) and `https` for any
-/// other (the Worker is served over TLS). Behind a proxy the operator has
-/// vouched for, its `X-Forwarded-Host` and `X-Forwarded-Proto` (the last
-/// value, the one it appended) come first; from anyone else they are
-/// ignored, since these documents are cached publicly and one client's
-/// header would name its host to every reader.
-pub fn origin(req: &Request, config: &Config) -> String {
-    if let Some(url) = &config.public_url {
-        return url.clone();
-    }
-    let forwarded = |name| {
-        config
-            .trust_forwarded
-            .then(|| req.header(name))
-            .flatten()
-            .and_then(|v: &str| v.rsplit(',').next())
-            .map(str::trim)
-    };
-    let valid = |h: &&str| !h.is_empty() && h.bytes().all(|b| b.is_ascii_graphic() && b != b'/');
-    let host = forwarded("x-forwarded-host")
-        .filter(valid)
-        .or_else(|| req.header("host").map(str::trim).filter(valid))
-        .unwrap_or("localhost");
-    let scheme = match forwarded("x-forwarded-proto") {
-        Some(p @ ("http" | "https")) => p,
-        _ if is_loopback(host) => "http",
-        _ => "https",
-    };
-    [scheme, "://", host].concat()
-}
-
-fn is_loopback(host: &str) -> bool {
-    // The name as the Origin rules read it, without an IPv6 address's
-    // brackets.
-    let name = crate::hosts::host_name(host);
-    let name = match name.strip_prefix('[') {
-        Some(inner) => inner.strip_suffix(']').unwrap_or(inner),
-        None => name,
-    };
-    name == "localhost" || name.ends_with(".localhost") || name.starts_with("127.") || name == "::1"
 }
 
 /// The routes a reader can fetch as they are: `GET`, no path parameter.
@@ -311,51 +266,5 @@ mod tests {
         ));
         assert!(header.ends_with(r#"</sitemap.xml>; rel="sitemap"; type="application/xml""#));
         assert_eq!(header.split(", <").count(), LINKS.len());
-    }
-
-    #[test]
-    fn origins() {
-        let trusted = Config {
-            trust_forwarded: true,
-            ..Config::default()
-        };
-        let at = |host: Option<&str>, proto: Option<&str>| {
-            let mut r = Request::new("GET", "/");
-            if let Some(h) = host {
-                r.headers.push(("host".into(), h.into()));
-            }
-            if let Some(p) = proto {
-                r.headers.push(("x-forwarded-proto".into(), p.into()));
-            }
-            origin(&r, &trusted)
-        };
-        assert_eq!(at(Some("127.0.0.1:8787"), None), "http://127.0.0.1:8787");
-        assert_eq!(at(Some("[::1]:80"), None), "http://[::1]:80");
-        // No closing bracket: still the loopback name, and no panic.
-        assert_eq!(at(Some("[::1"), None), "http://[::1");
-        assert_eq!(at(Some("needhave.io"), None), "https://needhave.io");
-        assert_eq!(at(Some("needhave.io"), Some("http")), "http://needhave.io");
-        assert_eq!(
-            at(Some("needhave.io"), Some("gopher")),
-            "https://needhave.io"
-        );
-        assert_eq!(at(Some("evil/path"), None), "http://localhost");
-        assert_eq!(at(None, None), "http://localhost");
-        // Forwarded headers: the proxy's last value, and only when trusted.
-        let mut r = Request::new("GET", "/");
-        r.headers.push(("host".into(), "10.0.0.5:8787".into()));
-        r.headers.push((
-            "x-forwarded-host".into(),
-            "evil.example, list.example".into(),
-        ));
-        r.headers
-            .push(("x-forwarded-proto".into(), "http, https".into()));
-        assert_eq!(origin(&r, &trusted), "https://list.example");
-        assert_eq!(origin(&r, &Config::default()), "https://10.0.0.5:8787");
-        let fixed = Config {
-            public_url: Some("https://needhave.io".into()),
-            ..trusted
-        };
-        assert_eq!(origin(&r, &fixed), "https://needhave.io");
     }
 }

@@ -8,9 +8,10 @@
 
 use serde_json::json;
 
-use super::{fill, fill_origin, filled, origin, text, Escape};
+use super::{fill, fill_origin, filled, text, Escape};
 use crate::api::Ctx;
 use crate::http::{Request, Response, JSON};
+use crate::origin::serving;
 
 pub const SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
 /// The skill's name: its directory under `/.well-known/agent-skills/`.
@@ -53,7 +54,7 @@ pub fn served_index(origin: &str) -> String {
 }
 
 pub async fn index(req: &Request, ctx: &Ctx) -> Response {
-    text(JSON, served_index(&origin(req, &ctx.config)))
+    text(JSON, served_index(&serving(req, &ctx.config)))
 }
 
 pub async fn skill(req: &Request, ctx: &Ctx) -> Response {

@@ -8,7 +8,7 @@
 //!
 //! A word no other note holds gets no list of its own this way, only its
 //! exact term in the cold index: what keeps a post of such words within
-//! the disk bound (docs/finding.md, "An index that fits the bound").
+//! the disk bound (docs/design/search-index.md, "Two parts: hot and cold").
 
 use super::words::{expanded, kind_mark, kind_term, marked, terms};
 use super::Kind;

@@ -1,6 +1,6 @@
 //! The index of words in two parts, so that a word no other note holds
-//! costs one term in a large leaf and nothing more (docs/finding.md, "The
-//! index, and why FTS5"):
+//! costs one term in a large leaf and nothing more
+//! (docs/design/search-index.md, "Two parts: hot and cold"):
 //!
 //! - `post_cold`: every moved post's terms, each begun with its kind's
 //!   mark, exactly; FTS5's own leaves and no prefix list. A query word
@@ -23,8 +23,8 @@
 //! ([`WORDS_BASE`](crate::store::WORDS_BASE) − rowid), so that FTS5's own
 //! order, rising row numbers, is the list's newest first: a page is a
 //! forward walk from the cursor, where a walk against FTS5's order decodes
-//! the whole leaf it starts on first (docs/finding.md, "Instructions per
-//! query"). Newest first is also the order FTS5 gathers a transaction's
+//! the whole leaf it starts on first (docs/design/search-index.md, "Newest
+//! first: row numbers reversed"). Newest first is also the order FTS5 gathers a transaction's
 //! rows in without flushing them, so a move writes its rows so.
 //!
 //! The statements run the same on D1 and SQLite, inside the trigger only:

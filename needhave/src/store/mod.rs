@@ -16,6 +16,7 @@
 #[cfg(target_arch = "wasm32")]
 pub mod d1;
 pub mod hot_cold;
+pub mod index;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod migrate;
 pub mod session;
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value as Json};
 
 use crate::platform::{BoxFuture, MaybeSend};
-use crate::rules::hot::{HotSet, Tokens};
+use crate::rules::hot::HotSet;
 
 /// A bound parameter.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +106,7 @@ pub const PENDING_MAX: i64 = 64;
 /// out are every hot prefix of every term, several times the words of a
 /// note of common words; a post of 500 Han letters, its words alone
 /// 1.5 KiB, would otherwise cost the list a page of `words_new` beside
-/// its own row (`docs/finding.md`, "The disk bound").
+/// its own row (`docs/design/search-costs.md`, "The disk bound").
 pub const WAITING_ROW_BYTES: usize = 1_900;
 
 /// The statements that end a create's batch, after its insert (one
@@ -128,51 +129,13 @@ pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT
      WHERE (SELECT max(post) FROM words_new) >= 10000 \
      AND NOT EXISTS (SELECT 1 FROM post_words_config WHERE k = 'pgsz' AND v = 64)";
 
-/// The statements that end a create's batch for post `id`, its `words`
-/// (`rules::words::waiting_text`) waiting for the index, with its
-/// `tokens` from the writer's copy of the hot set (none, or too long for
-/// the row, [`WAITING_ROW_BYTES`]: the move finds them): [`NEW_WORDS`]
-/// (whose insert runs the move when it makes 64,
-/// [`hot_cold::trigger`]), [`SMALL_LEAVES`], and last
-/// [`hot_cold::CATCH_UP`] from the copy's version, whose rows the copy
-/// takes ([`HotSet::extend`]), when there is a copy.
-#[inline(always)]
-pub fn index_words(id: &str, words: String, tokens: Option<Tokens>) -> Vec<Statement> {
-    let words_bytes = words.len();
-    let new = prepare(NEW_WORDS).bind(id).bind(words);
-    let Some(t) = tokens else {
-        return vec![
-            new.bind(Value::Null)
-                .bind(Value::Null)
-                .bind(Value::Null)
-                .bind(Value::Null),
-            prepare(SMALL_LEAVES),
-        ];
-    };
-    let cold_bytes = t.cold.as_ref().map_or(0, String::len);
-    let row_bytes = words_bytes + t.text.len() + cold_bytes;
-    let cold = t.cold.map_or(Value::Null, Value::Text);
-    // Too long to share a page: no hot terms, and only what the cold part
-    // needs is handed.
-    let new = if row_bytes > WAITING_ROW_BYTES {
-        new.bind(Value::Null).bind(Value::Null).bind(Value::Null)
-    } else {
-        let candidates = serde_json::to_string(&t.candidates).unwrap_or_default();
-        new.bind(t.text).bind(candidates).bind(t.version)
-    };
-    vec![
-        new.bind(cold),
-        prepare(SMALL_LEAVES),
-        prepare(hot_cold::CATCH_UP).bind(t.version),
-    ]
-}
-
 /// What a post's row number is taken from to make its row number in the
 /// index of words (2^28, written out in every statement that reads or
 /// writes the index). Any constant reverses the order; this one keeps the
 /// number small, since FTS5 writes the first row number of a list on each
 /// leaf whole, as a varint: 4 bytes below 2^28 posts, where a negated
-/// number is 9 (docs/finding.md, "Instructions per query"). Past 2^28 posts the
+/// number is 9 (docs/design/search-index.md, "Newest first: row numbers
+/// reversed"). Past 2^28 posts the
 /// numbers go below zero and still fall as posts are added: the order
 /// holds, only the bytes grow.
 pub const WORDS_BASE: i64 = 1 << 28;
@@ -183,8 +146,8 @@ pub const WORDS_BASE: i64 = 1 << 28;
 /// for a list that fills four leaves or more; any shorter list, in any
 /// segment, is stepped a row number at a time. Small leaves give the list
 /// of a common word a doclist index in all but the smallest segments, so a
-/// deep page costs about what its first does (docs/finding.md, "Deep
-/// pages").
+/// deep page costs about what its first does (docs/design/search-index.md,
+/// "Leaves, and deep pages").
 pub const WORDS_LEAF: i64 = 64;
 
 /// The bytes of a leaf of the index of words in a list of fewer than
@@ -192,8 +155,8 @@ pub const WORDS_LEAF: i64 = 64;
 /// fresh file's included). A leaf is a row of `post_words_data`, and most
 /// small leaves begin a term that `post_words_idx` keeps a row for, so a
 /// word no other note holds costs small leaves about twice what it costs
-/// in these; most words are new to a young list (docs/finding.md, "The
-/// disk bound").
+/// in these; most words are new to a young list
+/// (docs/design/search-costs.md, "The disk bound").
 pub const WORDS_LEAF_YOUNG: i64 = 4050;
 
 /// The posts from which the index writes [`WORDS_LEAF`]: a page deeper
@@ -310,8 +273,9 @@ pub trait Store: MaybeSend {
 /// at once and has no such clock, so there the version is always checked.
 ///
 /// It also keeps this database's hot set as far as this process has seen
-/// it (`rules::hot`): a create's tokens come from it, and the promotions
-/// each create's batch reads back go into it ([`index_words`]).
+/// it (`rules::hot`), for the index of words alone: [`index::Index`] takes
+/// a create's tokens from it and puts back the promotions each create's
+/// batch reads.
 pub struct Memo {
     entries: Mutex<Vec<Kept>>,
     clock: Clock,
@@ -375,7 +339,7 @@ impl Memo {
     /// hand no tokens over and the move finds them, one seek a term
     /// (`hot_cold::BEHIND`); the code that keeps a copy stays out of its
     /// build.
-    pub fn hot(&self) -> Option<std::sync::MutexGuard<'_, HotSet>> {
+    fn hot(&self) -> Option<std::sync::MutexGuard<'_, HotSet>> {
         #[cfg(target_arch = "wasm32")]
         return None;
         #[cfg(not(target_arch = "wasm32"))]

@@ -19,8 +19,8 @@
 //! batch ends, so that a failed batch can be taken back. By default that
 //! journal goes to a temporary file past 64 KiB, and a create that moves
 //! the waiting words into the index passes it: a system call for every
-//! page it changes (docs/finding.md, "Where a create's time goes at 64
-//! connections"). The writer keeps it in memory (`temp_store=MEMORY`):
+//! page it changes (docs/design/search-costs.md, "What the index costs a
+//! create"). The writer keeps it in memory (`temp_store=MEMORY`):
 //! at most the pages one batch changes, and never needed after a crash,
 //! since the WAL holds only committed transactions.
 //!

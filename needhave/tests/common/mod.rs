@@ -9,6 +9,7 @@
 //! peer) and sends the same address as `CF-Connecting-IP` (the Worker's).
 #![allow(dead_code)]
 
+pub mod local;
 pub mod notes;
 pub mod schema;
 
@@ -501,10 +502,18 @@ pub fn is_hex(s: &str, len: usize) -> bool {
 
 // ---- MCP helpers (POST /mcp and the stdio server) ----
 
+/// A JSON-RPC request (2025's form: no `_meta`).
+pub fn rpc_request(id: Value, method: &str, params: Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
 /// A JSON-RPC `tools/call` request.
 pub fn tool_call(id: u64, name: &str, arguments: Value) -> Value {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments}})
+    rpc_request(
+        id.into(),
+        "tools/call",
+        serde_json::json!({"name": name, "arguments": arguments}),
+    )
 }
 
 /// Asserts a successful tool result and returns its structured content,

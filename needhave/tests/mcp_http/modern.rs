@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::{is_hex, rpc_error, tool_err, Client, ZERO_ID};
 use crate::common::schema::{self, Rev};
+use crate::common::{rpc_request, tool_call};
 
 pub const MODERN: &str = "2026-07-28";
 
@@ -28,15 +29,14 @@ pub fn request(id: Value, method: &str, params: Value) -> Value {
         json!({})
     };
     params["_meta"] = meta();
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+    rpc_request(id, method, params)
 }
 
+/// A 2026-07-28 `tools/call`.
 pub fn call(id: u64, name: &str, arguments: Value) -> Value {
-    request(
-        json!(id),
-        "tools/call",
-        json!({"name": name, "arguments": arguments}),
-    )
+    let mut call = tool_call(id, name, arguments);
+    call["params"]["_meta"] = meta();
+    call
 }
 
 /// The headers a 2026-07-28 client mirrors from the body.

@@ -17,7 +17,7 @@
 //! (`--group-max`, `--group-wait-us`), since what they trade depends on the
 //! operator's disk. The defaults come from the sweep (`bash
 //! bench/group-sweep.sh`; the tables and the load they were measured under
-//! are in README "Performance", "Group commit: where a group closes"):
+//! are in docs/design/group-commit.md, "Where a group closes"):
 //!
 //! - **The cap must not bind below the writes in flight.** Every cap under
 //!   the connection count lost: at 64 connections a cap of 16 gave 0.23 to
@@ -350,7 +350,9 @@ fn one_batch(conn: &Connection, statements: &[Statement]) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{index_words, prepare};
+    use crate::rules::Kind;
+    use crate::store::index::Index;
+    use crate::store::prepare;
 
     fn job(statements: Vec<Statement>) -> Job {
         let (reply, _) = oneshot::channel();
@@ -359,14 +361,14 @@ mod tests {
 
     /// A create's batch as the handler makes it, without its guards: the
     /// post with its words, then the move of the words into the index.
-    fn create(id: &str, words: &str) -> Vec<Statement> {
+    fn create(id: &str, note: &str) -> Vec<Statement> {
         let post = prepare(
             "INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at) \
              VALUES (?1, 'need', ?1, 's', 'i', 1)",
         )
         .bind(id);
         std::iter::once(post)
-            .chain(index_words(id, words.to_string(), None))
+            .chain(Index::without_copy().statements(Kind::Need, id, note))
             .collect()
     }
 
@@ -387,7 +389,7 @@ mod tests {
             stats: Arc::new(Stats::default()),
         };
         let mut group: Vec<Job> = (0..70)
-            .map(|i| job(create(&format!("p{i}"), &format!("\u{b7}need alpha w{i}"))))
+            .map(|i| job(create(&format!("p{i}"), &format!("alpha w{i}"))))
             .collect();
         // The 64th post's batch fails after its move.
         group[63].statements.push(prepare("SELECT * FROM nowhere"));

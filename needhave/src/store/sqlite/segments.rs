@@ -11,7 +11,8 @@
 //! FTS5 merges as it writes (`automerge`: four segments of a level into
 //! one of the next), so a list written a group commit at a time keeps a
 //! dozen segments or more, and a query of a common word pays for each of
-//! them a term (docs/finding.md, "Figures").
+//! them a term (docs/design/search-index.md, "Segments, and the writer's
+//! merging").
 //!
 //! So the writer, once its queue has stayed empty for a moment after a
 //! commit (`group::QUIET`), merges in [`step`]s of at most [`STEP_BYTES`]
@@ -39,8 +40,8 @@
 use rusqlite::{Connection, OptionalExtension};
 
 /// The most bytes of leaves one step writes, which bounds how long a write
-/// that arrives during a step waits (measured in docs/finding.md,
-/// "Segments, and the writer's merging").
+/// that arrives during a step waits (measured in
+/// docs/design/search-index.md, "Segments, and the writer's merging").
 pub const STEP_BYTES: i64 = 16 * 1024;
 
 /// [`STEP_BYTES`] in leaves, the unit FTS5's `'merge'` counts in, for

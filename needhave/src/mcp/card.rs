@@ -11,18 +11,20 @@
 //! The draft leaves primitives to `tools/list`, but the card is an open
 //! object and earlier server-card proposals (SEP-1649) and registries read a
 //! `tools` member: the card carries the very `tools/list` entries
-//! ([`crate::mcp::tools::list`]), so they cannot drift apart.
-
+//! ([`super::tools::list`]), so they cannot drift apart.
 //!
-//! Served from `needhave/documents/server-card.json` (see [`super`]): the
-//! card of [`ORIGIN`] with [`TOOLS`] where the `tools/list` entries go,
-//! spliced in per request from [`crate::mcp::tools::list`].
+//! Served from `needhave/documents/server-card.json` (see [`crate::pages`],
+//! whose filling it shares): the card of [`ORIGIN`] with [`TOOLS`] where the
+//! `tools/list` entries go, spliced in per request from
+//! [`super::tools::list`]. It lives beside them, above the documents, so
+//! that the documents name nothing of MCP.
 
-use super::{fill, origin, origin_as, text, Escape, ORIGIN};
+use super::tools;
 use crate::api::Api;
 use crate::api::Ctx;
 use crate::http::{Request, Response, JSON};
-use crate::mcp;
+use crate::origin::serving;
+use crate::pages::{fill, origin_as, text, Escape, ORIGIN};
 
 pub const SCHEMA: &str =
     "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json";
@@ -40,7 +42,7 @@ pub const TOOLS: &str = "{{tools}}";
 
 /// The card as served to `origin`, with the tools `api` lists.
 pub fn served(api: &Api, origin: &str) -> String {
-    let tools = serde_json::to_string(&mcp::tools::list(api)["tools"]).unwrap_or_default();
+    let tools = serde_json::to_string(&tools::list(api)["tools"]).unwrap_or_default();
     fill(
         SERVER_CARD,
         &[(ORIGIN, &origin_as(origin, Escape::Json)), (TOOLS, &tools)],
@@ -79,7 +81,7 @@ pub fn asks_for_card(req: &Request) -> bool {
 /// [`crate::conditional::dress`], per media type.
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
     let media = if asks_for_card(req) { MEDIA } else { JSON };
-    text(media, served(ctx.api, &origin(req, &ctx.config)))
+    text(media, served(ctx.api, &serving(req, &ctx.config)))
         .with_header("cache-control", CACHE)
         .with_header("vary", "Accept")
         .with_header("access-control-allow-methods", "GET")
