@@ -2,21 +2,22 @@
 -- characters after the kind's mark (rules::hot::DEEPEST) where it kept
 -- eight, so that a query word that many notes' words begin with has a list
 -- of its own in the hot part however long it is, rather than a merge of
--- every such post in the cold part (docs/finding.md, "The index"). The
--- move is written again: it finds prefixes that deep, writes them as
--- terms, and promotes them: a word a post offers is promoted by its first
--- prefix that is not hot, and to its end at once when eight moved posts
--- hold it whole. The index is kept and stays searchable: a prefix of more
--- than eight characters is promoted as new posts offer it, and the move
--- writes it for every moved post that holds it, as any promotion does.
+-- every such post in the cold part
+-- (docs/design/search-index.md, "Two parts: hot and cold"). The move is
+-- written again: it finds prefixes that deep, writes them as terms, and
+-- promotes them: a word a post offers is promoted by its first prefix
+-- that is not hot, and to its end at once when eight moved posts hold it
+-- whole. The index is kept and stays searchable: a prefix of more than
+-- eight characters is promoted as new posts offer it, and the move writes
+-- it for every moved post that holds it, as any promotion does.
 --
 -- The duplicate key and the words fold case further (rules::key::fold:
 -- the Greek final sigma is sigma, the Turkish dotted capital I is i). SQL
 -- cannot compute either: `needhave d1-keys` gives the posts whose notes
 -- hold one of the characters that changes (rules::key::REFOLDED) their
 -- new key's digest, and `needhave d1-words` their words as the new fold
--- reads them, beside the ones they had (docs/finding.md, "Upgrading a
--- database").
+-- reads them, beside the ones they had
+-- (docs/finding.md, "Upgrading a database").
 DROP TRIGGER IF EXISTS words_move;
 -- The move of 64 posts' words into the index, run by the insert that
 -- makes 64 (the statements of store::hot_cold, in order; a test checks
