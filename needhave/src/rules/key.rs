@@ -24,7 +24,7 @@ use crate::platform::{is_alphanumeric, is_mark};
 /// ([`is_invisible`]) removed (before NFKC too, so that a zero-width space
 /// between a letter and its accent does not keep them apart), NFKC,
 /// lower-cased, and its case folded where lower case alone keeps apart
-/// what readers take as one letter ([`fold_case`]).
+/// what readers take as one letter ([`final_sigma`]).
 ///
 /// But for the 72 characters NFKC expands past three characters ([`LONG`]:
 /// U+FDFA to 18, U+FDFB to 8, squared katakana and units to 4–6), which
@@ -47,9 +47,16 @@ pub fn fold(text: &str) -> String {
             visible.push(c);
         }
     }
-    let mut folded = fold_case(crate::platform::nfkc_lowercase(&visible));
-    // NFKC maps a few compatibility characters onto ignorable ones.
-    folded.retain(|c| !is_invisible(c));
+    let mut folded = final_sigma(crate::platform::nfkc_lowercase(&visible));
+    // NFKC maps a few compatibility characters onto ignorable ones; and
+    // the dot above that lower-casing leaves on the Turkish dotted capital
+    // I goes ([`final_sigma`] says why).
+    let mut after_i = false;
+    folded.retain(|c| {
+        let dot = after_i && c == '\u{307}';
+        after_i = c == 'i';
+        !dot && !is_invisible(c)
+    });
     if held.is_empty() {
         return folded;
     }
@@ -71,31 +78,26 @@ pub fn fold(text: &str) -> String {
 /// (ς, which lower-casing gives a capital sigma at the end of a word) is
 /// sigma (σ), so that ΟΔΟΣ, οδος and οδοσ are one word and ΚΟΣ begins
 /// ΚΟΣΜΗΜΑΤΑ; and the dot above that lower-casing leaves on the Turkish
-/// dotted capital I (İ is i and U+0307) is dropped, so that İstanbul is
-/// istanbul. Unicode's case folding does the first and not the second,
-/// and neither target has it without tables of its own: both lower-case
-/// (the platform's), then this, in the same Rust on both.
-fn fold_case(lower: String) -> String {
-    if lower.is_ascii() || !lower.contains(['\u{3c2}', '\u{307}']) {
-        return lower;
-    }
-    let mut out = String::with_capacity(lower.len());
-    let mut after_i = false;
-    for c in lower.chars() {
-        match c {
-            '\u{3c2}' => out.push('\u{3c3}'),
-            '\u{307}' if after_i => {}
-            _ => out.push(c),
+/// dotted capital I (İ is i and U+0307) is dropped ([`fold`]), so that
+/// İstanbul is istanbul. Unicode's case folding does the first and not
+/// the second, and neither target has it without tables of its own: both
+/// lower-case (the platform's), then this, in the same Rust on both. The
+/// two sigmas differ in their last UTF-8 byte only (CF 82, CF 83), so the
+/// bytes are changed in place: the least code the Worker links for it.
+fn final_sigma(lower: String) -> String {
+    let mut bytes = lower.into_bytes();
+    for i in 1..bytes.len() {
+        if bytes[i - 1] == 0xcf && bytes[i] == 0x82 {
+            bytes[i] = 0x83;
         }
-        after_i = c == 'i';
     }
-    out
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 /// The characters whose NFKC form holds a capital sigma, a final sigma,
 /// the Turkish dotted capital I or a combining dot above: the only ones
-/// [`fold_case`] can change the fold of a note by, so the notes whose
-/// key and words an upgrade must compute again (`store::migrate`).
+/// by which the case folding of [`fold`] can change a note's fold, so the
+/// notes whose key and words an upgrade computes again (`store::migrate`).
 /// Source: `unicodedata.normalize("NFKC", c)` over every code point; a
 /// test holds the table to this build's NFKC.
 pub const REFOLDED: &[char] = &[
@@ -353,7 +355,7 @@ mod tests {
 
     /// The table against this build's NFKC, every code point: a character
     /// is in `REFOLDED` exactly when its NFKC form holds one of the four
-    /// characters `fold_case` reads or is made from.
+    /// characters the case folding reads or is made from.
     #[cfg(not(target_arch = "wasm32"))]
     #[test]
     fn refolded_table_is_nfkc() {
