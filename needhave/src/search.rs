@@ -53,13 +53,15 @@ pub const MAX_QUERY_WORDS: usize = 8;
 /// may be. Each is a list the index walks (and, on D1, rows of JSON and of
 /// the hot set read), so a query of more (a long run of a script written
 /// without spaces, whose every pair is a term, or words that mix scripts)
-/// asks eight of them: its longest spaced pieces, then pairs spread along
-/// its runs, then single characters. An answer a little wider, never one
-/// that misses a note holding every word.
+/// asks its first eight. An answer a little wider, never one that misses
+/// a note holding every word.
 pub const MAX_TERMS: usize = MAX_QUERY_WORDS;
 /// The characters of the longest term a query asks the index for: a word
 /// as long as a query may be. The hot set keeps lists of prefixes this
-/// deep (`rules::hot::DEEPEST`, which counts the kind's mark too).
+/// deep (`rules::hot::DEEPEST`, which counts the kind's mark too), and the
+/// page's statement asks a longer term (only a word that NFKC makes longer
+/// than a query can be) as its first characters that many
+/// (`handlers::posts::WORDS_SQL`, which writes the number out).
 pub const LONGEST_TERM: usize = MAX_QUERY_CHARS;
 
 /// The words of a `q`, checked against its bounds: at most 100 characters
@@ -187,94 +189,46 @@ impl Words {
         out
     }
 
-    /// Calls `f` with each term of the query ([`asked`](Self::asked)),
-    /// whether it is a prefix, and whether it is of unspaced characters
-    /// (a pair, or one alone); first the kind's term, when given.
+    /// Calls `f` with each term of the query, whether it is a prefix, and
+    /// whether it is of unspaced characters (a pair, or one alone); first
+    /// the kind's term, when given. The first [`MAX_TERMS`] terms of the
+    /// words that no other word implies, in the query's order.
     fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool, bool)) {
         if let Some(k) = kind {
             f(kind_term(k), false, false);
         }
-        for (term, prefix, unspaced) in self.asked() {
-            f(term, prefix, unspaced);
-        }
-    }
-
-    /// The terms the words ask for, each with whether it is a prefix and
-    /// whether it is of unspaced characters, less those another term
-    /// implies: a word given twice, or one that begins another (`com`
-    /// beside `commonword`: a post with a word that begins with
-    /// `commonword` has one that begins with `com`), asks nothing more,
-    /// and each term the index is asked for is a list it walks. A spaced
-    /// piece longer than [`LONGEST_TERM`] is asked as its first
-    /// characters that many, the deepest prefix the index keeps a list
-    /// for (`rules::hot::DEEPEST`): only a word that NFKC makes longer
-    /// than a query can be gets there. At most [`MAX_TERMS`], in the
-    /// query's order.
-    fn asked(&self) -> Vec<(&str, bool, bool)> {
-        let mut all = Vec::new();
-        for word in &self.0 {
+        let mut asked = 0;
+        let mut ask = |term: &str, prefix: bool, unspaced: bool| {
+            if asked < MAX_TERMS {
+                f(term, prefix, unspaced);
+                asked += 1;
+            }
+        };
+        for (i, word) in self.0.iter().enumerate() {
+            // A word that another begins with (`com` beside `commonword`,
+            // or the same word again) asks nothing more: a post with a word
+            // that begins with `commonword` has one that begins with `com`,
+            // and each pair or piece of the shorter is one of the longer's,
+            // or begins one. Each term asked is a list the index walks.
+            let implied = self.0.iter().enumerate().any(|(j, u)| {
+                j != i && u.starts_with(word.as_str()) && (u.len() > word.len() || j < i)
+            });
+            if implied {
+                continue;
+            }
             for p in pieces(word) {
                 match p {
-                    Piece::Spaced(s) => {
-                        let end = s
-                            .char_indices()
-                            .nth(LONGEST_TERM)
-                            .map_or(s.len(), |(i, _)| i);
-                        all.push((&s[..end], true, false));
-                    }
+                    Piece::Spaced(s) => ask(s, true, false),
                     Piece::Unspaced(run) => {
                         let pairs = bigrams(run);
                         let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
                         for pair in pairs {
-                            all.push((pair, single, true));
+                            ask(pair, single, true);
                         }
                     }
                 }
             }
         }
-        // A term is implied by another that it equals (the first of equal
-        // ones stays) or, when it is a prefix, by a longer one it begins.
-        let implied = |i: usize, t: &str, prefix: bool| {
-            all.iter().enumerate().any(|(j, (u, _, _))| {
-                j != i && (*u == t && j < i || prefix && u.len() > t.len() && u.starts_with(t))
-            })
-        };
-        let asked: Vec<(usize, (&str, bool, bool))> = all
-            .iter()
-            .enumerate()
-            .filter(|(i, (t, prefix, _))| !implied(*i, t, *prefix))
-            .map(|(i, term)| (i, *term))
-            .collect();
-        if asked.len() <= MAX_TERMS {
-            return asked.into_iter().map(|(_, term)| term).collect();
-        }
-        // Past the bound: spaced pieces of two characters or more, the
-        // longest first; then pairs, spread evenly along the query, the
-        // first and the last among them; then single characters, spread
-        // alike. The longer a term, the fewer posts it tends to find.
-        let tier = |(_, (t, _, unspaced)): &(usize, (&str, bool, bool))| match (
-            t.chars().nth(1).is_some(),
-            unspaced,
-        ) {
-            (true, false) => 0,
-            (true, true) => 1,
-            (false, _) => 2,
-        };
-        let mut kept: Vec<(usize, (&str, bool, bool))> = Vec::with_capacity(MAX_TERMS);
-        for level in 0..3 {
-            let mut of: Vec<_> = asked.iter().filter(|t| tier(t) == level).copied().collect();
-            if level == 0 {
-                of.sort_by_key(|(i, (t, _, _))| (std::cmp::Reverse(t.chars().count()), *i));
-            }
-            let room = (MAX_TERMS - kept.len()).min(of.len());
-            kept.extend((0..room).map(|k| match (level, room) {
-                (0, _) => of[k],
-                (_, 1) => of[0],
-                _ => of[(k * (of.len() - 1) + (room - 1) / 2) / (room - 1)],
-            }));
-        }
-        kept.sort_by_key(|(i, _)| *i);
-        kept.into_iter().map(|(_, term)| term).collect()
     }
 }
 
@@ -561,8 +515,8 @@ mod tests {
     }
 
     /// A word given twice, or one that begins another word of the query,
-    /// is not asked again: the expression, the needles and the terms (the
-    /// page's version tag) are those of the query without it.
+    /// is not asked: the expression, the needles and the terms (the page's
+    /// version tag) are those of the query without it.
     #[test]
     fn a_term_another_implies_is_asked_once() {
         let same = |a: &str, b: &str| {
@@ -580,11 +534,10 @@ mod tests {
         );
         same("commonword COMMON Com", "commonword");
         same("bike gpu bikes g", "gpu bikes");
-        // Pairs: the same pair once; a single character that begins one of
-        // them is implied by it.
+        // A run that begins a longer one: its pairs are the longer's, and
+        // a single character begins a pair of it.
         same("自行 自行车", "自行车");
         same("车 车站", "车站");
-        same("自行 自行车 行车", "自行车");
         // Not implied: a word inside another (not at its start), and a
         // single character that ends a pair.
         assert_eq!(
@@ -598,35 +551,33 @@ mod tests {
     }
 
     /// A query asks at most eight terms, whatever its words: past that,
-    /// its longest spaced pieces, then pairs spread along its runs (the
-    /// first and the last among them), then single characters; each one
-    /// the query asks without the bound (so no post that holds every word
-    /// is missed).
+    /// its first eight, each one the query asks without the bound (so no
+    /// post that holds every word is missed).
     #[test]
     fn a_query_asks_at_most_eight_terms() {
         let terms = |q: &str| -> Vec<String> {
             serde_json::from_str(&Words::parse(q).unwrap().terms()).unwrap()
         };
-        // A sentence of Han letters, 30 of them: 29 pairs, 8 asked.
+        // A sentence of Han letters, 30 of them: 29 pairs, the first 8 asked.
         let run: String = (0..30u32)
             .map(|k| char::from_u32(0x4e00 + k * 7).unwrap())
             .collect();
         let chars: Vec<char> = run.chars().collect();
         let pairs: Vec<String> = chars.windows(2).map(|w| w.iter().collect()).collect();
-        let asked = terms(&run);
-        assert_eq!(asked.len(), MAX_TERMS);
-        assert_eq!(asked.first(), pairs.first());
-        assert_eq!(asked.last(), pairs.last());
-        assert!(asked.iter().all(|t| pairs.contains(t)), "{asked:?}");
-        // Words that mix scripts: the spaced pieces first, longest first.
+        assert_eq!(terms(&run), pairs[..MAX_TERMS]);
+        // Words that mix scripts: their first eight pieces.
         let mixed = "gpus 显卡 a自b行c车d站e人f口g山h水 tonight";
-        let asked = terms(mixed);
-        assert_eq!(asked.len(), MAX_TERMS);
-        for t in ["gpus", "tonight", "显卡"] {
-            assert!(asked.contains(&t.to_string()), "{t}: {asked:?}");
-        }
-        // Eight words of spaced scripts are all asked.
+        assert_eq!(
+            terms(mixed),
+            ["gpus", "显卡", "a", "自", "b", "行", "c", "车"]
+        );
+        // Eight words of spaced scripts are all asked, and terms implied
+        // by others are not counted.
         assert_eq!(terms("a b c d e f g h").len(), 8);
+        assert_eq!(
+            terms("c co com commonword a b d e"),
+            ["commonword", "a", "b", "d", "e"]
+        );
         // The needles are the same terms.
         let words = Words::parse(&run).unwrap();
         assert_eq!(
@@ -637,19 +588,11 @@ mod tests {
         );
     }
 
-    /// A word is asked as at most its first hundred characters, the
-    /// deepest prefix the index keeps a list of: only a word that NFKC
-    /// lengthens past the query's own bound gets there.
+    /// The deepest prefix the hot set keeps is a term as long as a query
+    /// may be.
     #[test]
-    fn a_word_is_asked_as_at_most_its_first_hundred_characters() {
+    fn the_longest_term_is_the_hot_sets_deepest_prefix() {
         assert_eq!(crate::rules::hot::DEEPEST, LONGEST_TERM + 1);
-        let typed = Words::parse(&"a".repeat(100)).unwrap();
-        assert_eq!(typed.terms(), format!("[\"{}\"]", "a".repeat(100)));
-        // U+FB03 is "ffi": 40 of them are a word of 120 letters.
-        let long = Words::parse(&"\u{fb03}".repeat(40)).unwrap();
-        let first: String = "ffi".repeat(40).chars().take(100).collect();
-        assert_eq!(long.terms(), format!("[\"{first}\"]"));
-        assert_eq!(long.needles(None), format!("[\" {first}\"]"));
     }
 
     #[test]

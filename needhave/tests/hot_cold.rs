@@ -385,6 +385,42 @@ fn a_long_word_many_notes_hold_is_promoted_to_its_end() {
     }
 }
 
+/// A query word longer than the hot set's deepest prefix (only a word
+/// that NFKC lengthens gets there: U+FB03 is "ffi") is asked as its
+/// first hundred characters, whose list the hot part keeps once many
+/// posts hold the word (the statement writes the number out).
+#[test]
+fn a_word_longer_than_the_deepest_prefix_is_asked_by_it() {
+    let longest = needhave::search::LONGEST_TERM;
+    let sql = needhave::handlers::posts::WORDS_SQL;
+    assert_eq!(
+        sql.matches(&format!("substr(w.value, 1, {longest})"))
+            .count(),
+        2,
+        "{sql}"
+    );
+    let conn = list();
+    let mut hot = HotSet::default();
+    let word = "ffi".repeat(40);
+    for i in 1..=200 {
+        let note = format!("{word} own{i}x");
+        create(&conn, Some(&mut hot), true, i, Kind::Need, &note);
+    }
+    let marked = format!("\u{207f}{}", &word[..longest]);
+    let deepest: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM hot_prefixes WHERE p = ?1",
+            [&marked],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(deepest, 1, "the word is hot to the deepest prefix");
+    let typed = "\u{fb03}".repeat(40);
+    let all: Vec<i64> = (1..=200).rev().take(101).collect();
+    assert_eq!(page(&conn, &[Kind::Need], &[&typed], 101), all);
+    assert_eq!(page(&conn, &[Kind::Need], &[&typed, "own7x"], 101), vec![7]);
+}
+
 #[test]
 fn notes_of_words_no_other_note_holds_promote_nothing() {
     let conn = list();

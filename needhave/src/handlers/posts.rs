@@ -269,8 +269,8 @@ const KIND_SQL: &str = page_sql!(
 /// the rows above the cursor one by one: the same page, but the 100th page
 /// of a word then reads the 9,900 rows before it (D1 bills each).
 pub const WORDS_SQL: &str = concat!(
-    "WITH q AS (SELECT k.value AS m, w.value AS w, EXISTS \
-       (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || w.value) AS hot \
+    "WITH q AS (SELECT k.value AS m, substr(w.value, 1, 100) AS w, EXISTS \
+       (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || substr(w.value, 1, 100)) AS hot \
        FROM json_each(?5) k, json_each(?7) w), \
      kinds AS (SELECT m, min(hot) AS all_hot, \
        '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"' END, ' AND ') || ')' AS hot_e, \
