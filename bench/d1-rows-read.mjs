@@ -25,7 +25,7 @@
 // its terms and kinds from JSON, seeks each in the hot set, and groups them
 // by kind to choose the part of the index that answers each kind; none of
 // that grows with the list. The terms are counted as the list asks them
-// (`asked`, below: a term another implies is asked once, and eight at
+// (`asked`, below: a word another implies is not asked, and eight terms at
 // most). More than that is a walk past the page (rows above the cursor, or
 // a whole list), which a small D1 shows as surely as a large one.
 import { readFileSync } from "node:fs";
@@ -47,28 +47,27 @@ const MAX_TERMS = 8;
 // a run of them is asked as its pairs.
 const UNSPACED =
   /[\u0E00-\u0EFF\u1000-\u109F\u1780-\u17FF\u3000-\u30FF\u3100-\u312F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\uFF66-\uFF9F\u{20000}-\u{3FFFF}]/u;
-// The terms a query asks for (search::Words::asked): each spaced piece of a
-// word, each pair of an unspaced run (a run of one is itself), less those
-// another term implies (an equal one before it, or a longer one it begins).
+// The terms a query asks for (search::Words's each_term): each spaced
+// piece of a word, each pair of an unspaced run (a run of one is itself),
+// of the words that no other word implies (one that another begins with,
+// or the same word again), the first eight.
 const asked = (q) => {
+  const words = q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w);
   const all = [];
-  for (const word of q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w)) {
+  words.forEach((word, i) => {
+    if (words.some((u, j) => j !== i && u.startsWith(word) && (u.length > word.length || j < i))) return;
     for (const piece of word.match(new RegExp(`${UNSPACED.source}+|[^${UNSPACED.source.slice(1, -1)}]+`, "gu")) || []) {
       const chars = [...piece];
-      if (!UNSPACED.test(chars[0])) all.push([piece, true]);
-      else if (chars.length === 1) all.push([piece, true]);
-      else for (let i = 0; i + 1 < chars.length; i++) all.push([chars[i] + chars[i + 1], false]);
+      if (!UNSPACED.test(chars[0]) || chars.length === 1) all.push(piece);
+      else for (let k = 0; k + 1 < chars.length; k++) all.push(chars[k] + chars[k + 1]);
     }
-  }
-  return all.filter(
-    ([t, prefix], i) =>
-      !all.some(([u], j) => j !== i && ((u === t && j < i) || (prefix && u.length > t.length && u.startsWith(t)))),
-  );
+  });
+  return all.slice(0, MAX_TERMS);
 };
 // The terms of a query string's `q`, as many as it asks.
 const termsOf = (qs) => {
   const q = new URLSearchParams(qs).get("q");
-  return q ? Math.min(asked(q).length, MAX_TERMS) : 0;
+  return q ? asked(q).length : 0;
 };
 // The (kind, term) pairs of a query string: each term of `q`, for the kind
 // asked or for both.
