@@ -86,8 +86,10 @@ else
     echo "seeded in $(($(date +%s) - t0)) s" >&2
 fi
 
-# The Worker's request lines are console.log, wrangler's `log` level.
-WORKER_LOG_LEVEL=log worker_start MAIN "$WORK/wrangler.toml" "$STATE" "$WORK/wrangler.log" --var IP_SALT:bench
+# The Worker's request lines are console.log, wrangler's `log` level; one
+# for every call, not only the expensive ones (LOG_REQUESTS).
+WORKER_LOG_LEVEL=log worker_start MAIN "$WORK/wrangler.toml" "$STATE" "$WORK/wrangler.log" \
+    --var IP_SALT:bench --var LOG_REQUESTS:all
 worker_wait_ready "$MAIN_BASE" "$MAIN_PGID"
 echo "== d1-rows-read: $POSTS posts, wrangler dev on $MAIN_BASE" >&2
 node bench/d1-rows-read.mjs "$MAIN_BASE" "$WORK/wrangler.log" "$POSTS" $CHECK

@@ -31,6 +31,10 @@
 //!     needhave-bench read-instructions [--needhave BIN] [--work DIR] [--requests 4000] [--conns 8]
 //!                            callgrind's instructions per GET /posts answered 200 and per
 //!                            304, needhave serve and the same-bytes hello-world
+//!     needhave-bench stall   [--needhave BIN] [--baseline "BIN [FLAGS],…"] [--work DIR] [--posts 12000]
+//!                            [--rounds 3] [--secs 5] [--attackers 4] [--extra "FLAGS"]
+//!                            the cheap reads' p50/p90, idle and while attackers send the
+//!                            slowest searches; each server side by side (bench/src/stall.rs)
 //!     needhave-bench hello   --answer F [--not-modified F]   the read baseline server:
 //!                            the raw answers F (HTTP/1.1, as captured from needhave
 //!                            serve), the second to any If-None-Match (bench/src/hello.rs)
@@ -76,6 +80,7 @@ mod roundtrips;
 mod scale;
 mod search;
 mod seed;
+mod stall;
 mod sweep;
 
 use std::collections::HashMap;
@@ -161,6 +166,22 @@ fn main() -> ExitCode {
         "metrics-cost" => rt.block_on(metrics_cost(&args)),
         "reads" => rt.block_on(reads(&args)),
         "read-instructions" => rt.block_on(read_instructions::run(&args)),
+        "stall" => rt.block_on(stall::run(stall::Options {
+            needhave: args.needhave(),
+            baselines: args
+                .get("baseline")
+                .map(|b| b.split(',').map(|s| s.trim().to_string()).collect())
+                .unwrap_or_default(),
+            work: args.work(),
+            posts: args.num("posts", 12_000),
+            rounds: args.num("rounds", 3),
+            secs: args.num("secs", 5),
+            attackers: args.num("attackers", 4) as usize,
+            extra: args
+                .get("extra")
+                .map(|e| e.split_whitespace().map(String::from).collect())
+                .unwrap_or_default(),
+        })),
         "hello" => {
             let addr: SocketAddr = args
                 .get("addr")
@@ -222,7 +243,7 @@ fn main() -> ExitCode {
         )
         .map(|files| println!("{}", files.join("\n"))),
         _ => Err(
-            "usage: needhave-bench all|faults|group-sweep|hello|search|disk|seed|d1-seed (see the top of bench/src/main.rs)".into(),
+            "usage: needhave-bench all|faults|group-sweep|hello|search|stall|disk|seed|d1-seed (see the top of bench/src/main.rs)".into(),
         ),
     };
     match result {

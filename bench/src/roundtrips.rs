@@ -145,6 +145,25 @@ pub async fn count() -> Vec<(String, u16, usize)> {
     push(
         call(
             "POST",
+            &format!("/posts/{pid}/report"),
+            Some(json!({"reason": "spam"})),
+            "POST /posts/:id/report",
+        )
+        .await,
+    );
+    // Last of the post's calls: it ends here.
+    push(
+        call(
+            "POST",
+            &format!("/posts/{pid}/close"),
+            Some(json!({"secret": psecret})),
+            "POST /posts/:id/close",
+        )
+        .await,
+    );
+    push(
+        call(
+            "POST",
             "/mcp",
             Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_posts", "arguments": {}}})),
             "POST /mcp list_posts (list)",

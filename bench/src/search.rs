@@ -252,14 +252,14 @@ async fn time(ctx: &Ctx, query: &Query, rounds: usize) -> Option<(f64, f64, usiz
     let filter = |before| Filter::new(query.kind, words.clone(), limit, before);
     for _ in 0..query.skip {
         let found = find(ctx, &filter(before), None, None).await.ok()?;
-        before = Some(page(found.rows, limit as usize).next?);
+        before = Some(page(found.rows, limit as usize, ctx.now_ms).next?);
     }
     let mut samples = Vec::with_capacity(rounds);
     let mut size = 0;
     for _ in 0..rounds {
         let t = Instant::now();
         let found = find(ctx, &filter(before), None, None).await.ok()?;
-        let posts = page(found.rows, limit as usize).posts;
+        let posts = page(found.rows, limit as usize, ctx.now_ms).posts;
         samples.push(t.elapsed().as_nanos() as u64);
         size = posts.len();
     }
@@ -299,6 +299,7 @@ async fn creates(path: &str, n: u64, indexed: bool) -> Result<f64, String> {
         let body = needhave::handlers::posts::CreatePost {
             kind: Some("have".into()),
             note: format!("bench create {i} with a few words of a note, gpu {i:x}"),
+            expires_in: None,
         };
         needhave::handlers::posts::create(&ctx, body)
             .await
@@ -325,6 +326,7 @@ async fn idle_moment(store: &Arc<SqliteStore>, config: &Arc<Config>) -> Result<(
     let body = needhave::handlers::posts::CreatePost {
         kind: Some("need".into()),
         note: "an idle moment for the bench".into(),
+        expires_in: None,
     };
     needhave::handlers::posts::create(&ctx, body)
         .await
@@ -575,8 +577,8 @@ pub fn page_statement(
     // kinds' marks, the needles and the terms.
     let bound = |before: i64| -> Vec<Box<dyn rusqlite::ToSql>> {
         let head: Vec<Box<dyn rusqlite::ToSql>> = vec![
-            Box::new(-1),
-            Box::new(-1),
+            Box::new(""),
+            Box::new(""),
             Box::new(i64::from(limit) + 1),
             Box::new(before),
         ];
@@ -587,6 +589,8 @@ pub fn page_statement(
                 Box::new(marks),
                 Box::new(needles.clone()),
                 Box::new(terms.clone()),
+                // The time: nothing the bench writes expires.
+                Box::new(0),
             ]
         };
         head.into_iter().chain(tail).collect()
@@ -651,7 +655,7 @@ pub async fn page_call(
         let found = find(&ctx, &filter, None, None)
             .await
             .map_err(|e| format!("{:?}", e.0))?;
-        posts = page(found.rows, limit as usize).posts.len();
+        posts = page(found.rows, limit as usize, ctx.now_ms).posts.len();
     }
     println!("{posts}");
     Ok(())

@@ -40,6 +40,14 @@ pub fn quiet_post(k: u64, n: u64) -> u64 {
 }
 
 pub fn seed(path: &str, n: u64) -> Result<(), String> {
+    seed_notes(path, n, |i, kind| {
+        format!("seeded {kind} number {i}: a short public note of ordinary length")
+    })
+}
+
+/// [`seed`], post `i` of kind `kind` with the note `note(i, kind)` (notes
+/// must differ: the list refuses a duplicate).
+pub fn seed_notes(path: &str, n: u64, note: impl Fn(u64, &str) -> String) -> Result<(), String> {
     let _ = std::fs::remove_file(path);
     let _ = std::fs::remove_file(format!("{path}-wal"));
     let _ = std::fs::remove_file(format!("{path}-shm"));
@@ -62,7 +70,7 @@ pub fn seed(path: &str, n: u64) -> Result<(), String> {
                 let pid = post_id(i);
                 let ip = h(&format!("seed-ip-{}", i / 10));
                 let kind = if i % 2 == 0 { "need" } else { "have" };
-                let note = format!("seeded {kind} number {i}: a short public note of ordinary length");
+                let note = note(i, kind);
                 let key = needhave::store::migrate::note_key_hash(&note);
                 post.execute(params![pid, kind, note, sha256_hex(&post_secret(i)), ip, t, key])?;
                 if i % 2 == 0 {

@@ -304,11 +304,11 @@ impl Route {
     /// An error the table does not declare for this route is a bug: the
     /// OpenAPI document and the MCP descriptions would be lying. Debug builds
     /// (the tests) fail loudly; release builds still answer the code. A
-    /// store failure (500, or 503 for a vanished database file) can meet any
-    /// route.
+    /// store failure (500, or 503 for a vanished database file or a read
+    /// declined `busy`) can meet any route.
     fn declared_error(&self, e: ApiError) -> Response {
         debug_assert!(
-            matches!(e.0, Code::Internal | Code::Unavailable) || self.declares(e.0),
+            matches!(e.0, Code::Internal | Code::Unavailable | Code::Busy) || self.declares(e.0),
             "{} {} returned undeclared error {:?}",
             self.method,
             self.path,
@@ -347,8 +347,9 @@ pub struct Tool {
     pub branches: &'static [Branch],
 }
 
-/// The first branch whose `when` argument is present (not null) runs; the
-/// last branch has no `when`.
+/// The first branch whose `when` argument is given (present, and neither
+/// null nor `false`: an optional boolean picks its branch when true) runs;
+/// the last branch has no `when`.
 pub struct Branch {
     pub when: Option<&'static str>,
     pub steps: &'static [Step],

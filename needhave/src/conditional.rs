@@ -10,27 +10,52 @@
 //!
 //! Two kinds of tags:
 //! - a *version tag*, for the answers that are a function of the list's
-//!   version (`max(rowid)` of the posts, which moves with every new post and
-//!   only then, since posts are never changed or deleted) and of the
-//!   request's parameters: the public list and the feed. The tag holds the
-//!   version, so a handler reads the version the client has from its
+//!   version ([`Version`]: its newest post, its newest end by a row, its
+//!   latest expiry passed; each moves only when a page may change) and of
+//!   the request's parameters: the public list and the feed. The tag holds
+//!   the version, so a handler reads the version the client has from its
 //!   `If-None-Match` and asks the store only whether that is still the
 //!   version ([`known_version`]): a 304 costs no read of the posts;
 //! - a *content tag*, for every other public `GET` (a post, the documents):
 //!   a digest of the answer's media type and bytes, added by [`dress`]
 //!   after the handler ran.
 
+use std::borrow::Cow;
+
 use crate::api::Route;
 use crate::http::{Request, Response};
 use crate::store::Consistency;
+pub use crate::store::Version;
 
 /// The public list, its pages and its feed: a few seconds, since the list
-/// changes; a watcher revalidates with `If-None-Match` after that.
+/// changes; a watcher revalidates with `If-None-Match` after that. Less
+/// when a post it shows expires sooner ([`until`]).
+pub const LIST_MAX_AGE: u32 = 5;
 pub const LIST_CACHE: &str = "public, max-age=5";
 
-/// Any other public answer without a `Cache-Control` of its own (a post,
-/// which never changes but may be taken down by the operator).
+/// Any other public answer without a `Cache-Control` of its own (a
+/// document), and a post (which may end, or be taken down by the
+/// operator), unless it expires sooner.
+pub const READ_MAX_AGE: u32 = 60;
 pub const READ_CACHE: &str = "public, max-age=60";
+
+/// The caching rule of an answer that is fresh for at most `max_age`
+/// seconds and, since a post it shows ends by itself at `ends` (Unix ms,
+/// if any), not past that: a kept answer is never served past the
+/// earliest expiry it shows. `max_age` is the answer's usual rule (5 for
+/// a page, 60 for a post).
+pub fn until(max_age: u32, ends: Option<i64>, now_ms: i64) -> Cow<'static, str> {
+    let left = ends.map_or(u64::MAX, |e| {
+        u64::try_from((e - now_ms) / 1000).unwrap_or(0)
+    });
+    let secs = u64::from(max_age).min(left);
+    // The usual rules as the constants they are (no text made per answer).
+    match (secs == u64::from(max_age), max_age) {
+        (true, LIST_MAX_AGE) => LIST_CACHE.into(),
+        (true, READ_MAX_AGE) => READ_CACHE.into(),
+        _ => ["public, max-age=", &secs.to_string()].concat().into(),
+    }
+}
 
 /// Whether `req`'s `If-None-Match` matches `tag` by the weak comparison
 /// (RFC 9110 §13.1.2): the opaque parts are equal, `W/` ignored, and `*`
@@ -56,25 +81,30 @@ fn opaque(tag: &str) -> &str {
     tag.strip_prefix("W/").unwrap_or(tag)
 }
 
-/// The version tag of an answer: `"<kind><version>"`, with `.<variant>`
-/// when the answer depends on more than the version (the parameters, the
-/// origin). `kind` tells the representations of one version apart (the
-/// list as JSON, the feed as Atom).
-pub fn version_tag(kind: char, version: i64, variant: &str) -> String {
-    let mut tag = String::with_capacity(24 + variant.len());
+/// The version tag of an answer: `"<kind><posts>-<ends>-<expired>"`, with
+/// `.<variant>` when the answer depends on more than the version (the
+/// parameters, the origin). `kind` tells the representations of one
+/// version apart (the list as JSON, the feed as Atom).
+pub fn version_tag(kind: char, version: Version, variant: &str) -> String {
+    let mut tag = String::with_capacity(48 + variant.len());
     tag.push('"');
     tag.push(kind);
-    // Digit by digit into the tag: no String of its own.
-    if version < 0 {
-        tag.push('-');
-    }
-    let start = tag.len();
-    let mut n = version.unsigned_abs();
-    loop {
-        tag.insert(start, char::from(b'0' + (n % 10) as u8));
-        n /= 10;
-        if n == 0 {
-            break;
+    for (i, part) in [version.posts, version.ends, version.expired]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            tag.push('-');
+        }
+        // Digit by digit into the tag: no String of its own.
+        let start = tag.len();
+        let mut n = part.unsigned_abs();
+        loop {
+            tag.insert(start, char::from(b'0' + (n % 10) as u8));
+            n /= 10;
+            if n == 0 {
+                break;
+            }
         }
     }
     if !variant.is_empty() {
@@ -89,23 +119,20 @@ pub fn version_tag(kind: char, version: i64, variant: &str) -> String {
 /// version tag of this `kind` and `variant`: the version of the answer the
 /// client holds. A forged one costs nothing: it only makes the store
 /// compare another number.
-pub fn known_version(req: &Request, kind: char, variant: &str) -> Option<i64> {
+pub fn known_version(req: &Request, kind: char, variant: &str) -> Option<Version> {
     known_version_in(req.header("if-none-match"), kind, variant)
 }
 
 /// [`known_version`], given the `If-None-Match` header's value.
-pub fn known_version_in(header: Option<&str>, kind: char, variant: &str) -> Option<i64> {
+pub fn known_version_in(header: Option<&str>, kind: char, variant: &str) -> Option<Version> {
     header?.split(',').find_map(|t| {
         let inner = opaque(t.trim()).strip_prefix('"')?.strip_suffix('"')?;
         let rest = inner.strip_prefix(kind)?;
         let (version, rest_variant) = rest.split_once('.').unwrap_or((rest, ""));
-        if rest_variant != variant
-            || version.is_empty()
-            || !version.bytes().all(|b| b.is_ascii_digit())
-        {
+        if rest_variant != variant {
             return None;
         }
-        version.parse().ok()
+        Version::parse(version)
     })
 }
 
@@ -146,7 +173,7 @@ pub fn tagged(req: &Request, resp: Response, tag: &str, cache: &str) -> Response
 /// (errors, writes, the secret-bearing reads, which read the primary) are
 /// left as they are.
 pub fn dress(req: &Request, route: Option<&Route>, resp: &mut Response) {
-    if req.method != "GET"
+    if !matches!(req.method.as_str(), "GET" | "HEAD")
         || resp.status != 200
         || !route.is_some_and(|r| r.consistency == Consistency::Replica)
     {
@@ -194,24 +221,62 @@ mod tests {
         assert!(!matches(&Request::new("GET", "/posts"), tag));
     }
 
+    fn version(posts: i64, ends: i64, expired: i64) -> Version {
+        Version {
+            posts,
+            ends,
+            expired,
+        }
+    }
+
     #[test]
     fn versions_read_back_from_their_tags() {
-        assert_eq!(version_tag('p', 12, ""), "\"p12\"");
-        assert_eq!(version_tag('a', 7, "ab"), "\"a7.ab\"");
-        for v in [0, 9, 10, 1234567890, i64::MAX, -5, i64::MIN] {
-            assert_eq!(version_tag('p', v, ""), format!("\"p{v}\""));
+        assert_eq!(version_tag('p', version(12, 0, 0), ""), "\"p12-0-0\"");
+        assert_eq!(
+            version_tag('a', version(7, 3, 1_796_530_353_120), "ab"),
+            "\"a7-3-1796530353120.ab\""
+        );
+        for v in [0, 9, 10, 1234567890, i64::MAX] {
+            let want = version(v, v / 2, v / 3);
+            let tag = version_tag('p', want, "");
+            assert_eq!(tag, format!("\"p{}-{}-{}\"", v, v / 2, v / 3));
+            assert_eq!(known_version(&with_inm(&tag), 'p', ""), Some(want));
+            // The text the page's statement writes is the tag's.
+            assert_eq!(Version::parse(&want.text()), Some(want));
         }
         let v = |inm: &str, kind, variant| known_version(&with_inm(inm), kind, variant);
-        assert_eq!(v("\"p12\"", 'p', ""), Some(12));
-        assert_eq!(v("W/\"p12\"", 'p', ""), Some(12));
-        assert_eq!(v("\"x\", \"a7.ab\"", 'a', "ab"), Some(7));
-        // Another kind, another variant, no number, or not a number: none.
-        assert_eq!(v("\"a12\"", 'p', ""), None);
-        assert_eq!(v("\"a7.ab\"", 'a', "cd"), None);
-        assert_eq!(v("\"a7\"", 'a', "ab"), None);
-        assert_eq!(v("\"p\"", 'p', ""), None);
-        assert_eq!(v("\"p-1\"", 'p', ""), None);
-        assert_eq!(v("\"p99999999999999999999\"", 'p', ""), None);
+        assert_eq!(v("\"p12-1-5\"", 'p', ""), Some(version(12, 1, 5)));
+        assert_eq!(v("W/\"p12-0-0\"", 'p', ""), Some(version(12, 0, 0)));
+        assert_eq!(v("\"x\", \"a7-2-0.ab\"", 'a', "ab"), Some(version(7, 2, 0)));
+        // Another kind, another variant, a part missing or too many, no
+        // number, or not a number: none.
+        assert_eq!(v("\"a12-0-0\"", 'p', ""), None);
+        assert_eq!(v("\"a7-0-0.ab\"", 'a', "cd"), None);
+        assert_eq!(v("\"a7-0-0\"", 'a', "ab"), None);
+        assert_eq!(v("\"p12\"", 'p', ""), None);
+        assert_eq!(v("\"p12-0\"", 'p', ""), None);
+        assert_eq!(v("\"p12-0-0-0\"", 'p', ""), None);
+        assert_eq!(v("\"p--\"", 'p', ""), None);
+        assert_eq!(v("\"p-1-0-0\"", 'p', ""), None);
+        assert_eq!(v("\"p1-+2-0\"", 'p', ""), None);
+        assert_eq!(v("\"p99999999999999999999-0-0\"", 'p', ""), None);
         assert_eq!(v("*", 'p', ""), None);
+    }
+
+    #[test]
+    fn the_rules_say_their_ages() {
+        assert_eq!(until(LIST_MAX_AGE, None, 0), LIST_CACHE);
+        assert_eq!(until(READ_MAX_AGE, None, 0), READ_CACHE);
+    }
+
+    #[test]
+    fn an_answer_is_kept_no_longer_than_its_first_expiry() {
+        let now = 1_000_000;
+        assert_eq!(until(5, None, now), "public, max-age=5");
+        assert_eq!(until(5, Some(now + 60_000), now), "public, max-age=5");
+        assert_eq!(until(60, Some(now + 30_999), now), "public, max-age=30");
+        assert_eq!(until(5, Some(now + 2_500), now), "public, max-age=2");
+        assert_eq!(until(5, Some(now + 999), now), "public, max-age=0");
+        assert_eq!(until(5, Some(now - 1), now), "public, max-age=0");
     }
 }

@@ -16,12 +16,21 @@ pub enum Code {
     HugeNote,
     BadNote,
     ContactDetails,
+    /// `expires_in` is not a whole number of seconds from 300 to 7,776,000.
+    BadExpiry,
+    /// A report's `reason` is not one of the six.
+    BadReason,
     BadSecret,
     BadOrigin,
     NotFound,
     MethodNotAllowed,
     DuplicateNote,
     AlreadyAccepted,
+    /// The post has ended (closed, or expired): no new first reply, no
+    /// second close.
+    Ended,
+    /// The operator removed the post: every call that names it.
+    Removed,
     TooLarge,
     TooMany,
     RateLimited,
@@ -40,12 +49,16 @@ impl Code {
         Code::HugeNote,
         Code::BadNote,
         Code::ContactDetails,
+        Code::BadExpiry,
+        Code::BadReason,
         Code::BadSecret,
         Code::BadOrigin,
         Code::NotFound,
         Code::MethodNotAllowed,
         Code::DuplicateNote,
         Code::AlreadyAccepted,
+        Code::Ended,
+        Code::Removed,
         Code::TooLarge,
         Code::TooMany,
         Code::RateLimited,
@@ -61,11 +74,14 @@ impl Code {
             | Code::EmptyNote
             | Code::HugeNote
             | Code::BadNote
-            | Code::ContactDetails => 400,
+            | Code::ContactDetails
+            | Code::BadExpiry
+            | Code::BadReason => 400,
             Code::BadSecret | Code::BadOrigin => 403,
             Code::NotFound => 404,
             Code::MethodNotAllowed => 405,
-            Code::DuplicateNote | Code::AlreadyAccepted => 409,
+            Code::DuplicateNote | Code::AlreadyAccepted | Code::Ended => 409,
+            Code::Removed => 410,
             Code::TooLarge => 413,
             Code::TooMany | Code::RateLimited => 429,
             Code::Internal => 500,
@@ -81,12 +97,16 @@ impl Code {
             Code::HugeNote => "huge_note",
             Code::BadNote => "bad_note",
             Code::ContactDetails => "contact_details",
+            Code::BadExpiry => "bad_expiry",
+            Code::BadReason => "bad_reason",
             Code::BadSecret => "bad_secret",
             Code::BadOrigin => "bad_origin",
             Code::NotFound => "not_found",
             Code::MethodNotAllowed => "method_not_allowed",
             Code::DuplicateNote => "duplicate_note",
             Code::AlreadyAccepted => "already_accepted",
+            Code::Ended => "ended",
+            Code::Removed => "removed",
             Code::TooLarge => "too_large",
             Code::TooMany => "too_many",
             Code::RateLimited => "rate_limited",

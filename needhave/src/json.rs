@@ -42,6 +42,26 @@ impl BodyField for Option<String> {
     }
 }
 
+/// Optional: absent or null is `None`; any other type does not fit.
+impl BodyField for Option<bool> {
+    fn read(member: Option<&Value>) -> Option<Self> {
+        match member {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::Bool(b)) => Some(Some(*b)),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Any JSON value, as sent (absent or null is `None`): a field whose own
+/// rule judges its type, so that it names its own error (`expires_in`:
+/// `bad_expiry`) rather than `bad_request`.
+impl BodyField for Option<Value> {
+    fn read(member: Option<&Value>) -> Option<Self> {
+        Some(member.filter(|v| !v.is_null()).cloned())
+    }
+}
+
 /// The request body as `T`: a JSON object, or `bad_request`. Unknown fields
 /// are ignored; missing or mistyped required fields are `bad_request`.
 ///

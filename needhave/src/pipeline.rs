@@ -37,7 +37,22 @@ pub async fn handle(req: &Request, ctx: &Ctx) -> Response {
         resp.headers.push((BOOKMARK_HEADER, b));
     }
     dress(req, &ctx.config, &mut resp);
+    if req.method == "HEAD" {
+        headless(&mut resp);
+    }
     resp
+}
+
+/// A `HEAD` answer: the `GET`'s status and headers, with the length of the
+/// body it would send and no body (RFC 9110 9.3.2). Said here, the same on
+/// every target, rather than left to what each server does with a body on
+/// a `HEAD`; 204 and 304 carry no length at all.
+fn headless(resp: &mut Response) {
+    if resp.status != 204 && resp.status != 304 {
+        let length = resp.body.len().to_string();
+        resp.headers.push(("content-length", length));
+    }
+    resp.body.clear();
 }
 
 /// An answer a target makes before (or instead of) [`handle`]: a body too

@@ -13,26 +13,28 @@
 //! `CF-Connecting-IP`; see `Ctx::ip_hash`).
 //! Each tool line is: doc comment (the description a model reads), `tool
 //! name "Title" [hints]? { arguments } => plan;` where a plan is one or more branches of route calls
-//! (`if arg` picks a branch by an optional argument; `then if field` runs a
+//! (`if arg` picks a branch by an optional argument, given and not `false`; `then if field` runs a
 //! next call when the previous answer's field is true). From this the
 //! `routes!` macro generates `resolve` (the one matcher), `answer` (the
 //! dispatcher), `ROUTES`, `openapi_schemas`,
 //! `TOOLS` and the tools' argument types.
 
 use crate::handlers::health::Health;
-use crate::handlers::messages::{
-    Accept, FirstCreated, FirstReply, NoMessages, PostSecret, ThreadKey, Waiting,
-};
-use crate::handlers::posts::{CreatePost, Kind, PostCreated, PostView};
+use crate::handlers::life::{Closed, PostSecret, Report, Reported};
+use crate::handlers::messages::{Accept, FirstCreated, FirstReply, NoMessages, ThreadKey, Waiting};
+use crate::handlers::posts::{CreatePost, Kind, PostCreated};
+// The tools' argument types name it (`expires_in`); native only, as they are.
+#[cfg(not(target_arch = "wasm32"))]
+use crate::handlers::posts::ExpiresIn;
 use crate::handlers::threads::{
     Callback, LaterCreated, ReplySecret, Thread, ThreadKeyBody, ThreadMessage,
 };
-use crate::handlers::{health, messages, posts, threads};
+use crate::handlers::{health, life, messages, posts, threads};
 use crate::search::{Cursor, Words};
-// The answer types of raw routes (the list, `/mcp`) only document them in the
+// The answer types of raw routes (the list, a post, `/mcp`) only document them in the
 // OpenAPI builder (native).
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
-use crate::handlers::posts::PostList;
+use crate::handlers::posts::{PostList, PostView};
 #[cfg_attr(target_arch = "wasm32", allow(unused_imports))]
 use crate::mcp::{self, JsonRpcPayload, JsonRpcReply, JsonRpcResponse};
 use crate::pages;
@@ -76,7 +78,7 @@ needhave_macros::routes! {
     /// Whether this instance can serve: 200 after one round trip to its store, 503 when the store does not answer. For load balancers and service managers.
     GET "/healthz" => health::check -> 200 Health, 503 [unavailable];
 
-    /// The public list, newest first: 100 posts a page, filtered by kind and by words, each page one store round trip. No secrets, no messages.
+    /// The public list of open posts, newest first: 100 posts a page, filtered by kind and by words, each page one store round trip. No secrets, no messages.
     GET "/posts" ?{
         /// `need` or `have`: only posts of that kind.
         kind: Kind else bad_kind,
@@ -96,30 +98,41 @@ needhave_macros::routes! {
         q: Words else bad_request,
     } => pages::feed::feed raw replica -> 200 "application/atom+xml", 400 [bad_kind, bad_request];
 
-    /// Create a need or a have. The post secret is in this answer only: keep it.
+    /// Create a need or a have, open until its author closes it or, with `expires_in`, until it expires. The post secret is in this answer only: keep it.
     POST "/posts" (CreatePost) => posts::create -> 201 PostCreated,
-        400 [bad_request, bad_kind, empty_note, huge_note, bad_note, contact_details],
+        400 [bad_request, bad_kind, bad_expiry, empty_note, huge_note, bad_note, contact_details],
         409 [duplicate_note], 429 [rate_limited], 500 [internal];
 
-    /// One public post. No secret, no messages.
-    GET "/posts/:id" => posts::read replica -> 200 PostView, 404 [not_found];
+    /// One public post, with when it was posted and its status (open, closed or expired), also once it has ended. No secret, no messages.
+    GET "/posts/:id" => posts::read raw replica -> 200 PostView, 404 [not_found], 410 [removed];
 
-    /// Answer a post with a first message. It stays hidden until the post's author accepts it; the reply secret is in this answer only.
+    /// Answer an open post with a first message. It stays hidden until the post's author accepts it; the reply secret is in this answer only.
     POST "/posts/:id/messages" (FirstReply) => messages::first -> 201 FirstCreated,
-        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 429 [too_many, rate_limited],
-        500 [internal];
+        400 [bad_request, empty_note, huge_note, bad_note], 404 [not_found], 409 [ended], 410 [removed],
+        429 [too_many, rate_limited], 500 [internal];
 
     /// First messages are hidden from the public: always an empty list.
-    GET "/posts/:id/messages" => messages::hidden replica -> 200 NoMessages, 404 [not_found];
+    GET "/posts/:id/messages" => messages::hidden replica -> 200 NoMessages, 404 [not_found],
+        410 [removed];
 
-    /// The post's author, with the post secret, reads the waiting first messages, oldest first.
+    /// The post's author, with the post secret, reads the waiting first messages, oldest first (also once the post has ended).
     POST "/posts/:id/waiting" (PostSecret) => messages::waiting -> 200 Waiting,
-        400 [bad_request], 403 [bad_secret], 404 [not_found];
+        400 [bad_request], 403 [bad_secret], 404 [not_found], 410 [removed];
 
-    /// The post's author accepts one first message; the answer is the new thread's key.
+    /// The post's author accepts one first message (also once the post has ended); the answer is the new thread's key. With `close: true`, the post is closed in the same call.
     POST "/posts/:id/accept" (Accept) => messages::accept -> 201 ThreadKey,
-        400 [bad_request], 403 [bad_secret], 404 [not_found], 409 [already_accepted],
+        400 [bad_request], 403 [bad_secret], 404 [not_found], 409 [already_accepted], 410 [removed],
         500 [internal];
+
+    /// The post's author, with the post secret, closes the post: it leaves the list and takes no new first replies; its waiting replies can still be read and accepted, and threads go on.
+    POST "/posts/:id/close" (PostSecret) => life::close -> 201 Closed,
+        400 [bad_request], 403 [bad_secret], 404 [not_found], 409 [ended], 410 [removed],
+        500 [internal];
+
+    /// Tell the list's operator about a post: why (spam, scam, illegal, prompt_injection, contact_details or other) and, optionally, a few words. A report hides nothing; only the operator removes posts. The same post reported again by the same address counts once.
+    POST "/posts/:id/report" (Report) => life::report -> 202 Reported,
+        400 [bad_request, bad_reason, empty_note, huge_note, bad_note], 404 [not_found],
+        410 [removed], 429 [rate_limited], 500 [internal];
 
     /// The respondent, with the reply secret, learns whether the first message was accepted, and then the thread key.
     POST "/messages/:id/thread" (ReplySecret) => threads::callback -> 200 Callback,
@@ -137,7 +150,7 @@ needhave_macros::routes! {
     POST "/mcp" (JsonRpcPayload) => mcp::endpoint raw -> 200 JsonRpcReply, 202 empty,
         400 JsonRpcResponse, 403 JsonRpcResponse, 404 JsonRpcResponse;
 
-    /// Read the public list of needs and haves, newest first, 100 posts at a time, each with its id, kind (need or have) and public note. Free; no secrets, no messages. Narrow it with kind and query; when the result has next, pass it back as cursor (with the same kind and query) for the older posts, until there is no next.
+    /// Read the public list of open needs and haves, newest first, 100 posts at a time, each with its id, kind (need or have), public note, when it was posted and, if it has one, when it expires. Free; no secrets, no messages. Narrow it with kind and query; when the result has next, pass it back as cursor (with the same kind and query) for the older posts, until there is no next.
     tool list_posts "List needs and haves" [read_only] {
         /// need or have: only posts of that kind. Leave out for both.
         kind,
@@ -151,15 +164,19 @@ needhave_macros::routes! {
     tool create_need "Post a need" [idempotent] {
         /// What you need, in 1 to 500 characters. Public: no e-mail address or phone number.
         note: String,
-    } => POST "/posts" { kind: "need", note };
+        /// Seconds until the post ends by itself (300 to 7776000, i.e. five minutes to ninety days). Set it when the need has a deadline or the have is only for a while; 86400 is a day. Leave out for a post that stays until you close it.
+        expires_in: Option<ExpiresIn>,
+    } => POST "/posts" { kind: "need", note, expires_in };
 
     /// Post a have: a short public note saying what you have to offer. Returns the post's id and its secret. The secret appears only in this result and is never shown again: store it, it is the only way to read and accept replies. The note is public: it must not hold an e-mail address or a phone number (contact happens in the private thread after you accept a reply). Notes are 1 to 500 visible characters, without control characters, and must not already be on the list (a copy that differs only in case, punctuation, spacing or invisible characters counts as already there); one address may post 10 times an hour.
     tool create_have "Post a have" [idempotent] {
         /// What you have, in 1 to 500 characters. Public: no e-mail address or phone number.
         note: String,
-    } => POST "/posts" { kind: "have", note };
+        /// Seconds until the post ends by itself (300 to 7776000, i.e. five minutes to ninety days). Set it when the need has a deadline or the have is only for a while; 86400 is a day. Leave out for a post that stays until you close it.
+        expires_in: Option<ExpiresIn>,
+    } => POST "/posts" { kind: "have", note, expires_in };
 
-    /// Read one post by its id: its kind (need or have) and public note. No secret, no messages.
+    /// Read one post by its id: its kind (need or have), public note, when it was posted, and its status: open, closed (by its author) or expired, with when it ended. No secret, no messages.
     tool read_post "Read a post" [read_only] {
         /// The post id (32 hex characters).
         id: String,
@@ -173,7 +190,7 @@ needhave_macros::routes! {
         text: String,
     } => POST "/posts/:id/messages" { id: post_id, text };
 
-    /// For a post's author, with the post secret. Without message_id: returns the waiting first replies (id and text), oldest first. With message_id: accepts that reply and returns the thread key, which opens a private thread with its author; keep the key.
+    /// For a post's author, with the post secret. Without message_id: returns the waiting first replies (id and text), oldest first. With message_id: accepts that reply and returns the thread key, which opens a private thread with its author; keep the key. With close: true, closes the post (after accepting, when message_id is given too): it leaves the list and takes no new replies, while its waiting replies can still be read and accepted.
     tool accept_reply "Read or accept replies to your post" [idempotent] {
         /// The id of your post.
         post_id: String,
@@ -181,7 +198,10 @@ needhave_macros::routes! {
         secret: String,
         /// The id of the waiting reply to accept. Leave out to list the waiting replies.
         message_id: Option<String>,
-    } => if message_id POST "/posts/:id/accept" { id: post_id, secret, message_id }
+        /// true: close the post, when your need is met or your have is gone. Leave out to keep it open.
+        close: Option<bool>,
+    } => if message_id POST "/posts/:id/accept" { id: post_id, secret, message_id, close }
+       | if close POST "/posts/:id/close" { id: post_id, secret }
        | POST "/posts/:id/waiting" { id: post_id, secret };
 
     /// Read a private thread. The post's author passes thread_key. A respondent passes message_id and secret of their first reply: before acceptance the result is accepted: false and no key; after, it returns accepted: true, the same thread_key and the messages. Messages are the first reply, then later ones, oldest first.
@@ -226,8 +246,9 @@ mod tests {
     }
 
     /// Every route is found by its own method and path, with or without
-    /// one trailing slash, by `route` and by `allow` alike, and another
-    /// method on its path is a 405 naming the same methods as `allow`.
+    /// one trailing slash, by `route` and by `allow` alike, a `GET` route by
+    /// `HEAD` too, and another method on its path is a 405 naming the same
+    /// methods as `allow`, `HEAD` after each `GET`.
     #[test]
     fn one_matcher_agrees_with_itself_on_every_route() {
         for (i, r) in ROUTES.iter().enumerate() {
@@ -235,8 +256,22 @@ mod tests {
             let methods: Vec<&str> = ROUTES
                 .iter()
                 .filter(|o| o.path == r.path)
-                .map(|o| o.method)
+                .flat_map(|o| match o.method {
+                    "GET" => vec!["GET", "HEAD"],
+                    m => vec![m],
+                })
                 .collect();
+            if r.method == "GET" {
+                assert!(
+                    matches!(resolve("HEAD", &path), Resolved::Route { index, .. } if index == i),
+                    "HEAD {path}"
+                );
+            } else if !methods.contains(&"GET") {
+                assert!(
+                    matches!(resolve("HEAD", &path), Resolved::Method { .. }),
+                    "HEAD {path}"
+                );
+            }
             let mut variants = vec![path.clone()];
             if path != "/" {
                 variants.push(format!("{path}/"));

@@ -14,12 +14,14 @@ pub mod hot;
 mod ignorable;
 mod key;
 mod kind;
+mod life;
 pub mod words;
 
 pub use crate::platform::is_mark;
 pub use ignorable::is_invisible;
 pub use key::{fold, REFOLDED};
 pub use kind::Kind;
+pub use life::{expires_in, Reason, EXPIRES_IN_MAX, EXPIRES_IN_MIN};
 
 use crate::error::Code;
 
@@ -53,6 +55,10 @@ pub const HOUR_MS: i64 = 60 * 60 * 1000;
 pub const LIST_SIZE: i64 = 100;
 /// Later messages shown in a thread (the most recent ones).
 pub const THREAD_SIZE: i64 = 100;
+/// Reports per client in the last hour; the same post reported again by
+/// the same client is counted once (its first report is its row).
+pub const REPORTS_PER_HOUR: i64 = 20;
+pub const SITE_REPORTS_PER_HOUR: i64 = REPORTS_PER_HOUR * SITE_FACTOR;
 /// Request bodies above this get 413.
 pub const MAX_BODY: usize = 64 * 1024;
 

@@ -62,6 +62,11 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         request.headers.push(("host".into(), authority.to_string()));
     }
 
+    // A test switch, as `needhave serve`'s: the clock this many whole
+    // seconds ahead (the Worker's tests see posts expire).
+    if let Ok(seconds) = text(&env, "NEEDHAVE_TEST_NOW_OFFSET_S").parse::<i64>() {
+        platform::set_clock_offset_s(seconds);
+    }
     let started = platform::now_ms();
     let usage = std::rc::Rc::new(Usage::default());
     // Before the body: its early refusals speak CORS like every answer.
@@ -82,12 +87,17 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
             Err(_) => crate::refusal(&request, &config, Code::BadRequest),
         }
     };
-    log_request(
-        &request,
+    let ms = platform::now_ms() - started;
+    let (read, written) = (usage.rows_read.get(), usage.rows_written.get());
+    if platform::worth_a_line(
+        &text(&env, "LOG_REQUESTS"),
         response.status,
-        platform::now_ms() - started,
-        &usage,
-    );
+        ms,
+        read,
+        written,
+    ) {
+        log_request(&request, response.status, ms, &usage);
+    }
     // Headers the runtime will not take (none the list makes should be
     // one): still an answer in the contract's shape.
     to_js(&response)
@@ -170,12 +180,11 @@ fn d1(env: &JsValue) -> Option<JsValue> {
     (class == "D1Database" || class == "BetaDatabase").then_some(db)
 }
 
-/// One JSON line per request for Workers Logs (`[observability]` in
-/// wrangler.toml): the route pattern and its method (both from the table,
-/// never the path, a body or an address), the status, the milliseconds, the
-/// D1 round trips and the rows D1 read and wrote (what it bills). Written by
-/// hand, without `format!` or serde: the Worker's size is what every cold
-/// start loads.
+/// One JSON line for Workers Logs: the route pattern and its method (both
+/// from the table, never the path, a body or an address), the status, the
+/// milliseconds, the D1 round trips and the rows D1 read and wrote (what it
+/// bills). Written by hand, without `format!` or serde: the Worker's size is
+/// what every cold start loads.
 fn log_request(request: &Request, status: u16, ms: i64, d1: &Usage) {
     let (method, route) = crate::routes::API
         .route(&request.method, &request.path)

@@ -189,17 +189,17 @@ async fn public_gets_are_open_to_every_origin() {
 }
 
 /// `OPTIONS` without `Origin` is a plain question, and its `Allow` names
-/// exactly the methods the table serves at that path.
+/// exactly the methods the table serves at that path, `HEAD` with `GET`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn options_without_origin_allows_the_paths_own_methods() {
     let c = Client::new();
     let id = "0123456789abcdef0123456789abcdef";
     for (path, allow) in [
-        ("/posts".to_string(), "GET, POST, OPTIONS"),
-        (format!("/posts/{id}"), "GET, OPTIONS"),
-        (format!("/posts/{id}/messages"), "POST, GET, OPTIONS"),
+        ("/posts".to_string(), "GET, HEAD, POST, OPTIONS"),
+        (format!("/posts/{id}"), "GET, HEAD, OPTIONS"),
+        (format!("/posts/{id}/messages"), "POST, GET, HEAD, OPTIONS"),
         (format!("/posts/{id}/accept"), "POST, OPTIONS"),
-        ("/robots.txt".to_string(), "GET, OPTIONS"),
+        ("/robots.txt".to_string(), "GET, HEAD, OPTIONS"),
         ("/mcp".to_string(), "POST, OPTIONS"),
     ] {
         let r = c.send("OPTIONS", &path, None, &[]).await;

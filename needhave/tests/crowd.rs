@@ -139,13 +139,7 @@ fn a_long_method_is_cut_in_the_log() {
     );
     signal(&child, "TERM");
     child.wait().unwrap();
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
+    let log = stderr_of(&mut child);
     let line = log
         .lines()
         .find(|l| l.contains("XXXXXXXX"))

@@ -38,16 +38,7 @@ fn serve(db: &Path) -> Served {
 
 impl Served {
     async fn create(&self, label: &str) -> (u16, Option<String>) {
-        let body = json!({"kind": "have", "note": fresh_note(label)});
-        let r = send_to(
-            &self.server,
-            fresh_ip(),
-            "POST",
-            "/posts",
-            Some(body.to_string().into_bytes()),
-            &[],
-        )
-        .await;
+        let r = create_on(&self.server, "have", &fresh_note(label)).await;
         let id = (r.status == 201).then(|| r.json()["id"].as_str().unwrap().to_string());
         (r.status, id)
     }

@@ -61,6 +61,8 @@ async fn writes_refused_reads_served(salt: &str, ip: &str) {
             ("POST", "/posts/:id/accept") => {
                 Some(json!({"secret": secret, "message_id": second["id"]}))
             }
+            ("POST", "/posts/:id/close") => Some(json!({"secret": secret})),
+            ("POST", "/posts/:id/report") => Some(json!({"reason": "spam"})),
             ("POST", "/messages/:id/thread") => Some(json!({"secret": first["secret"]})),
             ("POST", "/threads") => Some(json!({"thread_key": key})),
             ("POST", "/threads/messages") => Some(json!({"thread_key": key, "text": "later"})),
@@ -93,6 +95,8 @@ async fn writes_refused_reads_served(salt: &str, ip: &str) {
             "/posts",
             "/posts/:id/messages",
             "/posts/:id/accept",
+            "/posts/:id/close",
+            "/posts/:id/report",
             "/threads/messages"
         ],
         "the writes"

@@ -80,13 +80,14 @@ fn page(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: i64) -> Vec<i6
     let rows: Vec<i64> = s
         .query_map(
             params![
-                -1,
-                -1,
+                "",
+                "",
                 limit,
                 1i64 << 53,
                 serde_json::to_string(&marks).unwrap(),
                 needles,
                 words.terms(),
+                0,
             ],
             |r| r.get::<_, Option<i64>>(1),
         )
@@ -202,7 +203,7 @@ fn the_schema_moves_as_the_statements_say() {
     assert_eq!(EXPAND.matches(&run).count(), 3, "{EXPAND}");
     let trigger = trigger();
     assert!(include_str!("../../schema.sql").contains(&trigger));
-    assert!(include_str!("../../migrations/0014_deep_prefixes.sql").contains(&trigger));
+    assert!(include_str!("../../migrations/0015_deep_prefixes.sql").contains(&trigger));
 }
 
 #[test]

@@ -15,23 +15,6 @@ use serde_json::{json, Value};
 
 const ZERO_ID: &str = "00000000000000000000000000000000";
 
-macro_rules! scenarios {
-    ($($name:ident),* $(,)?) => {
-        mod each {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name().await
-                }
-            )*
-        }
-
-        async fn run_all() {
-            $( $name().await; )*
-        }
-    };
-}
-
 scenarios![
     home_page,
     openapi_document,
@@ -65,6 +48,7 @@ scenarios![
     thread_rate_limit,
     concurrent_thread_messages,
     secrets_are_shown_once,
+    head_is_get_without_the_body,
     unknown_routes_and_methods,
     body_too_large,
     concurrent_first_replies,
@@ -75,27 +59,15 @@ scenarios![
 
 #[test]
 fn every_declared_status_is_produced() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(run_all());
-    let seen = seen().lock().unwrap().clone();
-    let mut missing = Vec::new();
-    for route in needhave::routes::ROUTES {
-        // A 500 is the server failing, which no well-run list does to a
-        // black-box client: `tests/failsafe.rs` produces every declared one
-        // in process (no IP salt, no client IP). A 503 of `/healthz` is
-        // the store failing too: `tests/operating.rs` puts a failing store
-        // behind a real socket.
-        let failing = |s: &u16| *s == 500 || (route.path == "/healthz" && *s == 503);
-        for status in route.statuses().filter(|s| !failing(s)) {
-            if !seen.contains(&(route.method.to_string(), route.path.to_string(), status)) {
-                missing.push(format!("{} {} {}", route.method, route.path, status));
-            }
-        }
-    }
+    // A 500 is the server failing, which no well-run list does to a
+    // black-box client: `tests/failsafe.rs` produces every declared one
+    // in process (no IP salt, no client IP). A 503 of `/healthz` is the
+    // store failing too: `tests/operating.rs` puts a failing store behind
+    // a real socket. A post's life needs the operator's removal:
+    // `tests/life.rs` produces those statuses.
+    let missing = unseen(run_all(), |route, s| {
+        !(s == 500 || (route.path == "/healthz" && s == 503) || is_life_status(route, s))
+    });
     assert!(
         missing.is_empty(),
         "declared but never produced: {missing:#?}"
@@ -241,7 +213,10 @@ async fn create_post_answer() {
         assert!(is_hex(v["id"].as_str().unwrap(), 32));
         assert!(is_hex(v["secret"].as_str().unwrap(), 64));
         let keys: HashSet<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, HashSet::from(["id", "kind", "note", "secret"]));
+        assert_eq!(
+            keys,
+            HashSet::from(["id", "kind", "note", "secret", "created_at"])
+        );
     }
 }
 
@@ -628,8 +603,14 @@ async fn list_posts() {
     let posts = r.json()["posts"].as_array().unwrap().clone();
     assert_eq!(posts.len(), 100);
     for p in &posts {
-        let keys: HashSet<&str> = p.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, HashSet::from(["id", "kind", "note"]));
+        let mut keys: HashSet<&str> = p.as_object().unwrap().keys().map(String::as_str).collect();
+        // Where its author gave one (`tests/life.rs`).
+        keys.remove("expires_at");
+        assert_eq!(
+            keys,
+            HashSet::from(["id", "kind", "note", "created_at", "status"])
+        );
+        assert_eq!(p["status"], "open");
     }
     let ids: Vec<&str> = posts.iter().map(|p| p["id"].as_str().unwrap()).collect();
     // Other tests may post at the same time on a shared list; ours keep their order.
@@ -684,10 +665,14 @@ async fn read_post() {
     let p = create_post("have").await;
     let r = Client::new().get(&format!("/posts/{}", p.id)).await;
     assert_eq!(r.status, 200);
+    let v = r.json();
     assert_eq!(
-        r.json(),
-        json!({"id": p.id, "kind": "have", "note": p.note})
+        v,
+        json!({"id": p.id, "kind": "have", "note": p.note,
+            "created_at": v["created_at"], "status": "open"})
     );
+    // Its age (its format: `tests/life.rs`).
+    assert!(v["created_at"].as_str().is_some_and(|t| t.ends_with('Z')));
     let c = Client::new();
     c.get(&format!("/posts/{ZERO_ID}"))
         .await
@@ -1301,6 +1286,68 @@ async fn secrets_are_shown_once() {
     assert!(!answers[3].text().contains(&key));
 }
 
+/// `HEAD` on every `GET` route: the `GET`'s status and headers, its
+/// `Content-Length` the length of the body the `GET` sends, and no body;
+/// a conditional `HEAD` is a 304 like the `GET`.
+async fn head_is_get_without_the_body() {
+    let c = Client::new();
+    let post = create_post("have").await;
+    let read = format!("/posts/{}", post.id);
+    let paths = [
+        "/",
+        "/openapi.json",
+        "/llms.txt",
+        "/robots.txt",
+        "/healthz",
+        "/posts",
+        "/posts?kind=have&limit=3",
+        "/posts.atom",
+        read.as_str(),
+        &format!("{read}/messages"),
+        &format!("/posts/{ZERO_ID}"),
+        "/posts?limit=0",
+        "/.well-known/agent-skills/index.json",
+    ];
+    for path in paths {
+        // The list changes under concurrent tests: the two answers are of
+        // the same list when their tags agree.
+        let (mut get, mut head) = (c.get(path).await, c.send("HEAD", path, None, &[]).await);
+        for _ in 0..100 {
+            if get.header("etag") == head.header("etag") {
+                break;
+            }
+            get = c.get(path).await;
+            head = c.send("HEAD", path, None, &[]).await;
+        }
+        assert_eq!(
+            head.header("etag"),
+            get.header("etag"),
+            "HEAD {path}: never the same list as a GET"
+        );
+        assert_eq!(head.status, get.status, "HEAD {path}");
+        assert!(head.body.is_empty(), "HEAD {path}: a body");
+        assert_eq!(
+            head.header("content-length"),
+            Some(get.body.len().to_string().as_str()),
+            "HEAD {path}"
+        );
+        for name in [
+            "content-type",
+            "etag",
+            "cache-control",
+            "access-control-allow-origin",
+        ] {
+            assert_eq!(head.header(name), get.header(name), "HEAD {path}: {name}");
+        }
+    }
+    let get = c.get("/posts").await;
+    let tag = get.header("etag").expect("an etag");
+    let head = c
+        .send("HEAD", "/posts", None, &[("if-none-match", tag)])
+        .await;
+    assert_eq!((head.status, head.body.len()), (304, 0));
+}
+
 async fn unknown_routes_and_methods() {
     let c = Client::new();
     for path in [
@@ -1315,11 +1362,16 @@ async fn unknown_routes_and_methods() {
         c.get(path).await.expect_error(404, "not_found");
     }
     let cases: &[(&str, &str, &str)] = &[
-        ("DELETE", "/posts", "GET, POST"),
-        ("PUT", "/", "GET"),
-        ("POST", "/openapi.json", "GET"),
+        ("DELETE", "/posts", "GET, HEAD, POST"),
+        ("PUT", "/", "GET, HEAD"),
+        ("POST", "/openapi.json", "GET, HEAD"),
         ("GET", "/threads", "POST"),
-        ("PATCH", "/posts/00000000000000000000000000000000", "GET"),
+        ("HEAD", "/threads", "POST"),
+        (
+            "PATCH",
+            "/posts/00000000000000000000000000000000",
+            "GET, HEAD",
+        ),
         (
             "GET",
             "/posts/00000000000000000000000000000000/waiting",
@@ -1328,14 +1380,18 @@ async fn unknown_routes_and_methods() {
         (
             "DELETE",
             "/posts/00000000000000000000000000000000/messages",
-            "GET, POST",
+            "GET, HEAD, POST",
         ),
         ("GET", "/mcp", "POST"),
         ("DELETE", "/mcp", "POST"),
     ];
     for (method, path, allow) in cases {
         let r = c.send(method, path, None, &[]).await;
-        r.expect_error(405, "method_not_allowed");
+        if *method == "HEAD" {
+            assert_eq!((r.status, r.body.len()), (405, 0), "{method} {path}");
+        } else {
+            r.expect_error(405, "method_not_allowed");
+        }
         let mut got: Vec<&str> = r.header("allow").unwrap_or("").split(", ").collect();
         let mut want: Vec<&str> = allow.split(", ").collect();
         got.sort();

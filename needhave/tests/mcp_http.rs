@@ -551,7 +551,13 @@ async fn tools_list_is_the_table() {
             );
         }
         for (p, schema) in props {
-            assert_eq!(schema["type"], "string", "{name}.{p}: {schema}");
+            // Text, but a post's life in seconds and a yes to close it.
+            let want = match p.as_str() {
+                "expires_in" => "integer",
+                "close" => "boolean",
+                _ => "string",
+            };
+            assert_eq!(schema["type"], want, "{name}.{p}: {schema}");
             assert!(
                 schema["description"]
                     .as_str()
@@ -612,8 +618,8 @@ async fn tools_list_is_the_table() {
     let set = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<BTreeSet<_>>();
     let cases: &[(&str, &[&str], &[&str])] = &[
         ("list_posts", &["kind", "query", "cursor"], &[]),
-        ("create_need", &["note"], &["note"]),
-        ("create_have", &["note"], &["note"]),
+        ("create_need", &["note", "expires_in"], &["note"]),
+        ("create_have", &["note", "expires_in"], &["note"]),
         ("read_post", &["id"], &["id"]),
         (
             "write_first_reply",
@@ -622,7 +628,7 @@ async fn tools_list_is_the_table() {
         ),
         (
             "accept_reply",
-            &["post_id", "secret", "message_id"],
+            &["post_id", "secret", "message_id", "close"],
             &["post_id", "secret"],
         ),
         ("read_thread", &["thread_key", "message_id", "secret"], &[]),
@@ -708,10 +714,29 @@ async fn tools_list_is_the_table() {
         let got: Vec<BTreeSet<String>> = shapes.iter().map(|s| keys(s)).collect();
         let want: Vec<Vec<&str>> = match name {
             "list_posts" => vec![vec!["next", "posts"]],
-            "create_need" | "create_have" => vec![vec!["id", "kind", "note", "secret"]],
-            "read_post" => vec![vec!["id", "kind", "note"]],
+            "create_need" | "create_have" => vec![vec![
+                "created_at",
+                "expires_at",
+                "id",
+                "kind",
+                "note",
+                "secret",
+            ]],
+            "read_post" => vec![vec![
+                "created_at",
+                "ended_at",
+                "expires_at",
+                "id",
+                "kind",
+                "note",
+                "status",
+            ]],
             "write_first_reply" => vec![vec!["hidden", "id", "post_id", "secret"]],
-            "accept_reply" => vec![vec!["thread_key"], vec!["messages"]],
+            "accept_reply" => vec![
+                vec!["ended_at", "status", "thread_key"],
+                vec!["ended_at", "id", "status"],
+                vec!["messages"],
+            ],
             "read_thread" => vec![
                 vec!["messages", "post_id"],
                 vec!["accepted", "thread_key"],
@@ -869,7 +894,7 @@ async fn every_tool_along_one_full_flow() {
     assert_eq!(post["note"], note.as_str(), "trimmed");
     let mut keys: Vec<_> = post.as_object().unwrap().keys().cloned().collect();
     keys.sort();
-    assert_eq!(keys, ["id", "kind", "note", "secret"]);
+    assert_eq!(keys, ["created_at", "id", "kind", "note", "secret"]);
 
     // a have, too
     let have_note = fresh_note("mcp flow have");
@@ -905,14 +930,18 @@ async fn every_tool_along_one_full_flow() {
             .cloned()
     };
     assert_eq!(entry(&listed), entry(&http), "list_posts is GET /posts");
+    let created_at = post["created_at"].as_str().unwrap();
     assert_eq!(
         entry(&listed),
-        Some(json!({"id": post_id, "kind": "need", "note": note}))
+        Some(json!({"id": post_id, "kind": "need", "note": note,
+            "created_at": created_at, "status": "open"}))
     );
     for p in listed["posts"].as_array().unwrap() {
         let mut keys: Vec<_> = p.as_object().unwrap().keys().collect();
         keys.sort();
-        assert_eq!(keys, ["id", "kind", "note"]);
+        // `expires_at` where its author gave one.
+        keys.retain(|k| *k != "expires_at");
+        assert_eq!(keys, ["created_at", "id", "kind", "note", "status"]);
     }
     assert!(listed["posts"].as_array().unwrap().len() <= 100);
     // no arguments at all is the same call
@@ -923,7 +952,11 @@ async fn every_tool_along_one_full_flow() {
 
     // read_post: the same object GET /posts/:id answers.
     let read = tool_ok(&other.tool("read_post", json!({"id": post_id})).await);
-    assert_eq!(read, json!({"id": post_id, "kind": "need", "note": note}));
+    assert_eq!(
+        read,
+        json!({"id": post_id, "kind": "need", "note": note,
+            "created_at": created_at, "status": "open"})
+    );
     assert_eq!(read, other.get(&format!("/posts/{post_id}")).await.json());
 
     // first reply

@@ -454,7 +454,8 @@ fn stdio_server_full_flow_against_needhave_serve() {
     let found = ok(&m.tool("list_posts", json!({"query": word, "kind": "need"})));
     assert_eq!(
         found["posts"],
-        json!([{"id": pid, "kind": "need", "note": note}])
+        json!([{"id": pid, "kind": "need", "note": note,
+            "created_at": post["created_at"], "status": "open"}])
     );
     let none = ok(&m.tool("list_posts", json!({"query": word, "kind": "have"})));
     assert_eq!(none["posts"], json!([]));
@@ -465,7 +466,8 @@ fn stdio_server_full_flow_against_needhave_serve() {
     err(&m.tool("list_posts", json!({"kind": "both"})), "bad_kind");
     assert_eq!(
         ok(&m.tool("read_post", json!({"id": pid}))),
-        json!({"id": pid, "kind": "need", "note": note})
+        json!({"id": pid, "kind": "need", "note": note,
+            "created_at": post["created_at"], "status": "open"})
     );
     let first = ok(&m.tool(
         "write_first_reply",
@@ -506,6 +508,43 @@ fn stdio_server_full_flow_against_needhave_serve() {
             {"id": mid, "text": "hello"},
             {"id": later["id"], "text": "later"},
         ]})
+    );
+
+    // A post's life travels: its expiry, and a close (`close: false`
+    // asks for the waiting replies, as no `close` does).
+    let brief = ok(&m.tool(
+        "create_have",
+        json!({"note": fresh_note("stdio have for a day"), "expires_in": 86_400}),
+    ));
+    assert!(brief["expires_at"]
+        .as_str()
+        .is_some_and(|t| t > brief["created_at"].as_str().unwrap()));
+    let (bid, bsecret) = (
+        brief["id"].as_str().unwrap(),
+        brief["secret"].as_str().unwrap(),
+    );
+    assert_eq!(
+        ok(&m.tool(
+            "accept_reply",
+            json!({"post_id": bid, "secret": bsecret, "close": false})
+        )),
+        json!({"messages": []})
+    );
+    let closed = ok(&m.tool(
+        "accept_reply",
+        json!({"post_id": bid, "secret": bsecret, "close": true}),
+    ));
+    assert_eq!(closed["status"], "closed");
+    assert_eq!(
+        ok(&m.tool("read_post", json!({"id": bid})))["status"],
+        "closed"
+    );
+    err(
+        &m.tool(
+            "create_need",
+            json!({"note": fresh_note("stdio"), "expires_in": 299}),
+        ),
+        "bad_expiry",
     );
 
     // The list's rules come back as isError results.
@@ -572,7 +611,7 @@ fn stdio_server_full_flow_against_needhave_serve() {
     assert_eq!(r["result"], json!({}));
 
     // A batch of 12 creates: the stdio server's HTTP calls all come from
-    // one IP, which already made 2 posts above: 8 more pass.
+    // one IP, which already made 3 posts above: 7 more pass.
     let batch: Vec<Value> = (0..12)
         .map(|i| {
             json!({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call",
@@ -585,7 +624,7 @@ fn stdio_server_full_flow_against_needhave_serve() {
     assert_eq!(replies.len(), 12);
     for (i, r) in replies.iter().enumerate() {
         assert_eq!(r["id"], 100 + i);
-        if i < 8 {
+        if i < 7 {
             ok(&r["result"]);
         } else {
             err(&r["result"], "rate_limited");
@@ -672,27 +711,208 @@ fn stdio_server_with_a_hanging_list_times_out_into_is_error() {
     m.close_and_wait();
 }
 
+/// A list on an ephemeral port that answers every request with the same
+/// status line, extra header lines and body, and keeps each request's
+/// first line (`POST /posts HTTP/1.1`).
+struct Canned {
+    url: String,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl Canned {
+    fn spawn(status: &str, headers: &str, content_type: &str, body: &str) -> Canned {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests: Arc<Mutex<Vec<String>>> = Arc::default();
+        let record = requests.clone();
+        let answer = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        std::thread::spawn(move || {
+            for mut s in listener.incoming().flatten() {
+                let head = read_request(&mut s);
+                let first = head.lines().next().unwrap_or("").to_string();
+                record.lock().unwrap().push(first);
+                let _ = s.write_all(answer.as_bytes());
+            }
+        });
+        Canned { url, requests }
+    }
+
+    fn json(status: &str, body: &str) -> Canned {
+        Canned::spawn(status, "", "application/json", body)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// Reads one request whole (the head, then `Content-Length` bytes of body),
+/// so that closing after the answer never resets the connection under the
+/// client; returns the head.
+fn read_request(s: &mut TcpStream) -> String {
+    let mut req = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = loop {
+        if let Some(i) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return String::from_utf8_lossy(&req).into_owned(),
+            Ok(k) => req.extend_from_slice(&buf[..k]),
+        }
+    };
+    let head = String::from_utf8_lossy(&req[..end]).into_owned();
+    let length = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| v.trim().parse().ok())?
+    });
+    while req.len() < end + length.unwrap_or(0) {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => req.extend_from_slice(&buf[..k]),
+        }
+    }
+    head
+}
+
 #[test]
 fn stdio_server_with_a_list_answering_garbage_answers_is_error() {
     // An HTML error page where JSON was expected (a proxy in the way).
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for mut s in listener.incoming().flatten() {
-            let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf);
-            let body = "<html><body>502 Bad Gateway</body></html>";
-            let _ = write!(
-                s,
-                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    let mut m = StdioServer::spawn(Some(&url), &[]);
-    let text = unreachable(&m.tool("read_post", json!({"id": "0".repeat(32)})), &url);
+    let list = Canned::spawn(
+        "502 Bad Gateway",
+        "",
+        "text/html",
+        "<html><body>502 Bad Gateway</body></html>",
+    );
+    let mut m = StdioServer::spawn(Some(&list.url), &[]);
+    let text = unreachable(
+        &m.tool("read_post", json!({"id": "0".repeat(32)})),
+        &list.url,
+    );
     assert!(text.contains("502"), "{text}");
     m.close_and_wait();
+}
+
+/// A list that redirects: a write is an error naming the URL and saying
+/// nothing was written, never the public list read back as a success; a
+/// read is not followed either; the place it points to hears nothing, and
+/// credentials in the `Location` are not shown.
+#[test]
+fn stdio_server_follows_no_redirect() {
+    let elsewhere = Canned::json("200 OK", r#"{"posts":[]}"#);
+    let target = elsewhere.url.replace("http://", "http://admin:hunter2@");
+    for status in [
+        "301 Moved Permanently",
+        "302 Found",
+        "307 Temporary Redirect",
+    ] {
+        let location = format!("Location: {target}/posts\r\n");
+        let list = Canned::spawn(status, &location, "application/json", "{}");
+        let mut m = StdioServer::spawn(Some(&list.url), &[]);
+        let text = unreachable(&m.tool("create_need", json!({"note": "a need"})), &list.url);
+        assert!(text.contains("nothing was written"), "{text}");
+        assert!(text.contains(&status[..3]), "{text}");
+        let text = unreachable(&m.tool("list_posts", json!({})), &list.url);
+        assert!(text.contains("not followed"), "{text}");
+        for text in [text, m.stderr.lock().unwrap().clone()] {
+            assert!(!text.contains("hunter2"), "{text}");
+        }
+        assert_eq!(
+            list.requests(),
+            ["POST /posts HTTP/1.1", "GET /posts HTTP/1.1"]
+        );
+        m.close_and_wait();
+    }
+    assert_eq!(elsewhere.requests(), Vec::<String>::new());
+}
+
+/// A 2xx whose JSON is not the tool's answer is an error result, never
+/// structured content.
+#[test]
+fn stdio_server_refuses_an_answer_not_of_the_tools_shape() {
+    for (tool, args, body) in [
+        ("list_posts", json!({}), r#"{"posts": 5}"#),
+        (
+            "list_posts",
+            json!({}),
+            r#"{"posts": [{"id": "a", "kind": "offer", "note": "n"}]}"#,
+        ),
+        ("list_posts", json!({}), r#"{"status": "ok"}"#),
+        ("create_need", json!({"note": "n"}), r#"{"posts": []}"#),
+        ("read_post", json!({"id": "0".repeat(32)}), r#"[1, 2]"#),
+        (
+            "read_thread",
+            json!({"thread_key": "k"}),
+            r#"{"post_id": "p", "messages": [{"id": "m"}]}"#,
+        ),
+    ] {
+        let list = Canned::json("200 OK", body);
+        let mut m = StdioServer::spawn(Some(&list.url), &[]);
+        let r = m.tool(tool, args);
+        let text = unreachable(&r, &list.url);
+        assert!(text.contains("not its answer"), "{text}");
+        assert!(r.get("structuredContent").is_none(), "{r}");
+        m.close_and_wait();
+    }
+}
+
+/// A newer list that answers more fields than this server knows still
+/// works: the fields the tool's schema names are the result, the others
+/// are left out (clients check the result against the advertised schema).
+#[test]
+fn stdio_server_takes_an_answer_with_fields_it_does_not_know() {
+    let post = json!({"id": "a1", "kind": "need", "note": "n", "colour": "blue"});
+    let list = Canned::json(
+        "200 OK",
+        &json!({"posts": [post], "next": "c", "status": "ok"}).to_string(),
+    );
+    let mut m = StdioServer::spawn(Some(&list.url), &[]);
+    let got = ok(&m.tool("list_posts", json!({})));
+    assert_eq!(
+        got,
+        json!({"posts": [{"id": "a1", "kind": "need", "note": "n"}], "next": "c"})
+    );
+    m.close_and_wait();
+    let created = json!({"id": "a1", "kind": "have", "note": "n", "secret": "s", "status": "live"});
+    let list = Canned::json("201 Created", &created.to_string());
+    let mut m = StdioServer::spawn(Some(&list.url), &[]);
+    let got = ok(&m.tool("create_have", json!({"note": "n"})));
+    assert_eq!(
+        got,
+        json!({"id": "a1", "kind": "have", "note": "n", "secret": "s"})
+    );
+    m.close_and_wait();
+}
+
+/// A list URL with credentials is refused at start, and the refusal does
+/// not show them.
+#[test]
+fn stdio_server_refuses_a_list_url_with_credentials_and_never_shows_them() {
+    let output = Command::new(BIN)
+        .arg("mcp")
+        .env("NEEDHAVE_LIST_URL", "http://admin:hunter2@127.0.0.1:9/")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stderr.contains("http://***@127.0.0.1:9"), "{stderr}");
+    assert!(stderr.contains("credentials"), "{stderr}");
+    assert!(!stderr.contains("hunter2") && !stdout.contains("hunter2"));
+    // Nor does the help, which names the variable.
+    let help = Command::new(BIN)
+        .args(["mcp", "--help"])
+        .env("NEEDHAVE_LIST_URL", "http://admin:hunter2@127.0.0.1:9/")
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("hunter2"));
 }
 
 #[test]

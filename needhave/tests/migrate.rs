@@ -16,6 +16,9 @@ use needhave::store::migrate::{self, note_key_hash};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
 
+/// The files of `migrations/`, in order, each as D1 applies it: one
+/// transaction, foreign keys checked (as SQLite checks them here: this
+/// build's default).
 fn migrations() -> Vec<(String, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../migrations");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -28,7 +31,8 @@ fn migrations() -> Vec<(String, String)> {
         .into_iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(p).unwrap())
+            let sql = std::fs::read_to_string(p).unwrap();
+            (name, format!("BEGIN;\n{sql}\nCOMMIT;\n"))
         })
         .collect()
 }
@@ -498,13 +502,14 @@ fn searched(conn: &Connection, q: &str) -> Vec<i64> {
         .unwrap()
         .query_map(
             rusqlite::params![
-                -1,
-                -1,
+                "",
+                "",
                 1000,
                 1i64 << 53,
                 "[\"\u{207f}\",\"\u{2b0}\"]",
                 words.needles(None),
-                words.terms()
+                words.terms(),
+                0
             ],
             |r| r.get::<_, Option<i64>>(1),
         )
@@ -1257,8 +1262,12 @@ fn a_version_12_file_keeps_its_waiting_posts() {
     native.execute_batch("PRAGMA user_version = 12").unwrap();
     migrate::apply(&native).unwrap().unwrap();
     let d1 = release_12();
-    let (_, last) = migrations().pop().unwrap();
-    d1.execute_batch(&last).unwrap();
+    for (name, sql) in migrations() {
+        if name.as_str() >= "0013" {
+            d1.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
     let old: Vec<i64> = (1..=40).collect();
     for conn in [&native, &d1] {
         assert_eq!(searched(conn, "自行车"), old);
@@ -1280,10 +1289,10 @@ fn a_version_12_file_keeps_its_waiting_posts() {
     }
 }
 
-/// A note of release 13, as that release keyed and indexed it: its key
+/// A note of release 14, as that release keyed and indexed it: its key
 /// (NFKC, lower case, no more), and its words moved into the index
 /// (`moved`) or waiting in `words_new`.
-struct Release13 {
+struct Release14 {
     note: &'static str,
     old_key: &'static str,
     old_words: &'static str,
@@ -1294,50 +1303,50 @@ struct Release13 {
 /// the new key makes one (ΟΔΟΣ was οδος, and οδοσ was itself; İstanbul
 /// was i̇stanbul, and istanbul was itself), one whose key keeps a final
 /// sigma, one without any, and one of each waiting for the move.
-const RELEASE_13: &[Release13] = &[
-    Release13 {
+const RELEASE_14: &[Release14] = &[
+    Release14 {
         note: "ΟΔΟΣ 5 own1",
         old_key: "οδος 5 own1",
         old_words: "\u{b7}need οδος 5 own1",
         moved: true,
     },
-    Release13 {
+    Release14 {
         note: "οδοσ 5 own1",
         old_key: "οδοσ 5 own1",
         old_words: "\u{b7}need οδοσ 5 own1",
         moved: true,
     },
-    Release13 {
+    Release14 {
         note: "istanbul own2",
         old_key: "istanbul own2",
         old_words: "\u{b7}need istanbul own2",
         moved: true,
     },
-    Release13 {
+    Release14 {
         note: "İstanbul own2",
         old_key: "i\u{307}stanbul own2",
         old_words: "\u{b7}need i stanbul own2",
         moved: true,
     },
-    Release13 {
+    Release14 {
         note: "ΚΟΣ own3",
         old_key: "κος own3",
         old_words: "\u{b7}need κος own3",
         moved: true,
     },
-    Release13 {
+    Release14 {
         note: "ΚΟΣΜΗΜΑΤΑ own4",
         old_key: "κοσμηματα own4",
         old_words: "\u{b7}need κοσμηματα own4",
         moved: true,
     },
-    Release13 {
+    Release14 {
         note: "ΣΑΣ waiting own5",
         old_key: "σας waiting own5",
         old_words: "\u{b7}need σας waiting own5",
         moved: false,
     },
-    Release13 {
+    Release14 {
         note: "İzmir waiting own6",
         old_key: "i\u{307}zmir waiting own6",
         old_words: "\u{b7}need i zmir waiting own6",
@@ -1345,12 +1354,12 @@ const RELEASE_13: &[Release13] = &[
     },
 ];
 
-/// A file of release 13 holding [`RELEASE_13`]'s notes, on SQLite: its
+/// A file of release 14 holding [`RELEASE_14`]'s notes, on SQLite: its
 /// migrations, and the rows as that release wrote them.
-fn release_13() -> Connection {
+fn release_14() -> Connection {
     let conn = Connection::open_in_memory().unwrap();
     for (name, sql) in migrations() {
-        if name.as_str() < "0014" {
+        if name.as_str() < "0015" {
             conn.execute_batch(&sql)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
         }
@@ -1359,7 +1368,7 @@ fn release_13() -> Connection {
     // A hot set the upgrade keeps: the first letter of every `own`.
     conn.execute("INSERT INTO hot_prefixes (p) VALUES ('\u{207f}o')", [])
         .unwrap();
-    for (i, post) in RELEASE_13.iter().enumerate() {
+    for (i, post) in RELEASE_14.iter().enumerate() {
         let n = i as i64 + 1;
         conn.execute(
             "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, created_at) \
@@ -1390,8 +1399,8 @@ fn release_13() -> Connection {
     conn
 }
 
-/// A file of release 13 whose notes the fold now reads otherwise, on both
-/// stores (natively on open; on D1, migrations/0014, then `needhave
+/// A file of release 14 whose notes the fold now reads otherwise, on both
+/// stores (natively on open; on D1, migrations/0015, then `needhave
 /// d1-keys` and `needhave d1-words` as wrangler's `--json` hands them
 /// their queries' rows): its index and hot set are kept, every row is kept, each gets its new key's digest
 /// unless a row that shares the new key holds it (then NULL, and the
@@ -1400,9 +1409,9 @@ fn release_13() -> Connection {
 /// moved or waiting, before and after the move; a second run of the D1
 /// files changes nothing.
 #[test]
-fn a_version_13_file_refolds_its_keys_and_words() {
-    let native = release_13();
-    native.execute_batch("PRAGMA user_version = 13").unwrap();
+fn a_version_14_file_refolds_its_keys_and_words() {
+    let native = release_14();
+    native.execute_batch("PRAGMA user_version = 14").unwrap();
     let done = migrate::apply(&native).unwrap().unwrap();
     // Six notes hold a character the fold now reads otherwise (ΚΟΣΜΗΜΑΤΑ
     // too, whose key is as it was): three take a new digest, two leave
@@ -1412,7 +1421,7 @@ fn a_version_13_file_refolds_its_keys_and_words() {
         (6, 3, 2),
         "{done:?}"
     );
-    let d1 = release_13();
+    let d1 = release_14();
     let (_, last) = migrations().pop().unwrap();
     d1.execute_batch(&last).unwrap();
     let keys = d1_keys(&d1_keys_json(&d1));
@@ -1433,7 +1442,7 @@ fn a_version_13_file_refolds_its_keys_and_words() {
         .unwrap();
     for conn in [&native, &d1] {
         let held = keys_of(conn);
-        assert_eq!(held.len(), RELEASE_13.len(), "no row lost");
+        assert_eq!(held.len(), RELEASE_14.len(), "no row lost");
         let digest = |key: &str| Some(needhave::secrets::sha256_hex(key));
         // Two old notes of one new key: the row that held it keeps it, the
         // other keeps NULL; the rest their new key's digest.
@@ -1451,7 +1460,7 @@ fn a_version_13_file_refolds_its_keys_and_words() {
             ]
         );
         // Each new key is held: a copy under it is refused.
-        for post in RELEASE_13 {
+        for post in RELEASE_14 {
             let key = needhave::rules::note_key(post.note);
             let holders: i64 = conn
                 .query_row(
@@ -1513,4 +1522,153 @@ fn a_version_13_file_keeps_its_index() {
     assert_eq!(index_blocks(&conn), blocks);
     assert_eq!(searched(&conn, "gpu rig"), (1..=200).collect::<Vec<_>>());
     assert_eq!(searched(&conn, "own7x"), [7]);
+}
+
+/// Every message row as it was written, by row number: what an upgrade
+/// must keep whole (its columns of release 13, and the new `reason`).
+fn message_rows(conn: &Connection) -> Vec<Vec<rusqlite::types::Value>> {
+    conn.prepare(
+        "SELECT rowid, id, post_id, role, parent_id, text, secret_hash, thread_key, \
+         thread_key_hash, ip_hash, created_at, site_hash FROM messages ORDER BY rowid",
+    )
+    .unwrap()
+    .query_map([], |r| (0..12).map(|i| r.get(i)).collect())
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+/// A file of release 13 with the first release's rows (a thread among
+/// them) and a message of a later row number than its neighbours, on
+/// both stores: the native upgrade and migrations/0014 on (then 0015) as
+/// D1 applies them.
+/// Every row is kept under its row number; every post is open, never
+/// expiring, in `live`; the new decisions can be written, one close and
+/// one removal a post, and they end the post.
+#[test]
+fn a_version_13_file_keeps_every_row_and_its_posts_open() {
+    let release_13 = || {
+        let conn = Connection::open_in_memory().unwrap();
+        write_first_release(&conn);
+        for (name, sql) in migrations() {
+            if name.as_str() > "0001" && name.as_str() < "0014" {
+                conn.execute_batch(&sql)
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        conn.execute_batch(
+            "INSERT INTO messages (rowid, id, post_id, role, text, secret_hash, ip_hash, created_at, site_hash) \
+             VALUES (40, 'c0000000000000000000000000000000', '00000000000000000000000000000001', 'first', \
+             'a reply', 'h2', 'ip2', 3000, 'site')",
+        )
+        .unwrap();
+        conn
+    };
+    let native = release_13();
+    let before = message_rows(&native);
+    assert_eq!(before.len(), 4);
+    native.execute_batch("PRAGMA user_version = 13").unwrap();
+    assert_eq!(migrate::apply(&native).unwrap().unwrap().from, 13);
+    let d1 = release_13();
+    for (name, sql) in migrations() {
+        if name.as_str() >= "0014" {
+            d1.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+    for conn in [&native, &d1] {
+        assert_eq!(message_rows(conn), before, "every row, as it was");
+        let reasons: i64 = conn
+            .query_row("SELECT count(reason) FROM messages", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(reasons, 0);
+        let posts: Vec<(i64, String, Option<i64>)> = conn
+            .prepare("SELECT rowid, kind, expires_at FROM posts ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(posts.len(), OLD_NOTES.len());
+        assert!(posts.iter().all(|p| p.2.is_none()), "never expiring");
+        let live: Vec<(i64, String, Option<i64>)> = conn
+            .prepare("SELECT post, kind, expires_at FROM live ORDER BY post")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(live, posts, "every old post is open");
+        assert_eq!(
+            conn.query_row("PRAGMA foreign_key_check", [], |_| Ok(()))
+                .optional()
+                .unwrap(),
+            None
+        );
+
+        // The decisions of this release: a close of post 0, a removal of
+        // post 1 and of its reply, a report; then a post of this release.
+        let post = |i: i64| format!("{i:032x}");
+        conn.execute_batch(&format!(
+            "INSERT INTO messages (id, post_id, role, ip_hash, created_at) \
+             VALUES ('d1000000000000000000000000000000', '{p0}', 'close', 'ip', 4000); \
+             INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) \
+             VALUES ('d2000000000000000000000000000000', '{p1}', 'remove', 'operator', 4001, 'spam'); \
+             INSERT INTO messages (id, post_id, role, parent_id, ip_hash, created_at, reason) \
+             VALUES ('d3000000000000000000000000000000', '{p1}', 'remove', \
+             'c0000000000000000000000000000000', 'operator', 4002, 'abuse'); \
+             INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason, text) \
+             VALUES ('d4000000000000000000000000000000', '{p2}', 'report', 'ip', 4003, 'scam', 'why'); \
+             INSERT INTO posts (id, kind, note, secret_hash, ip_hash, created_at, expires_at) \
+             VALUES ('{p9}', 'have', 'new', 'h', 'ip', 5000, 9000);",
+            p0 = post(0),
+            p1 = post(1),
+            p2 = post(2),
+            p9 = post(9),
+        ))
+        .unwrap();
+        let open: Vec<(i64, Option<i64>)> =
+            column::<i64>(conn, "SELECT post FROM live ORDER BY post", [])
+                .into_iter()
+                .map(|p| (p, None))
+                .collect();
+        let mut want: Vec<(i64, Option<i64>)> =
+            (3..=OLD_NOTES.len() as i64).map(|p| (p, None)).collect();
+        want.push((OLD_NOTES.len() as i64 + 1, None));
+        assert_eq!(
+            open, want,
+            "the closed and the removed post are not open; the new one is"
+        );
+        let expiry: Vec<Option<i64>> =
+            column(conn, "SELECT expires_at FROM live WHERE post = 8", []);
+        assert_eq!(expiry, [Some(9000)]);
+        let ends: Vec<(i64, i64, i64)> = conn
+            .prepare("SELECT n, post, indexed FROM post_ends ORDER BY n")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            ends,
+            [(1, 1, 1), (2, 2, 1)],
+            "a message's removal ends nothing"
+        );
+        // One close, one removal of a post, one of a message, one report
+        // per client; a report's reason is one of the six.
+        for refused in [
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at) VALUES ('e1000000000000000000000000000000', '{}', 'close', 'ip3', 1)", post(0)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e2000000000000000000000000000000', '{}', 'remove', 'operator', 1, 'again')", post(1)),
+            format!("INSERT INTO messages (id, post_id, role, parent_id, ip_hash, created_at, reason) VALUES ('e3000000000000000000000000000000', '{}', 'remove', 'c0000000000000000000000000000000', 'operator', 1, 'again')", post(1)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e4000000000000000000000000000000', '{}', 'report', 'ip', 1, 'spam')", post(2)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e5000000000000000000000000000000', '{}', 'report', 'ip9', 1, 'rude')", post(2)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at) VALUES ('e6000000000000000000000000000000', '{}', 'report', 'ip9', 1)", post(2)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at) VALUES ('e7000000000000000000000000000000', '{}', 'remove', 'operator', 1)", post(3)),
+            format!("INSERT INTO messages (id, post_id, role, ip_hash, created_at, reason) VALUES ('e8000000000000000000000000000000', '{}', 'remove', 'ip', 1, 'x')", post(3)),
+        ] {
+            assert!(conn.execute(&refused, []).is_err(), "{refused}");
+        }
+    }
+    assert_eq!(shape(&native), shape(&d1));
+    assert_eq!(migrate::apply(&native).unwrap(), None);
 }

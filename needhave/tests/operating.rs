@@ -26,7 +26,21 @@ fn files_in(dir: &Path) -> Vec<String> {
 /// Stdin is closed and `--exit-with-stdin` set, so one that wrongly starts
 /// stops at once (and prints its URL, which the caller sees as success).
 fn refused(db: &Path, extra: &[&str]) -> String {
-    let out = Command::new(bin())
+    refused_as(&[], db, extra)
+}
+
+/// [`refused`], run through `wrap` (a command that runs another as some
+/// other user) when it is not empty.
+fn refused_as(wrap: &[&str], db: &Path, extra: &[&str]) -> String {
+    let mut cmd = match wrap {
+        [first, rest @ ..] => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin());
+            c
+        }
+        [] => Command::new(bin()),
+    };
+    let out = cmd
         .args([
             "serve",
             "--addr",
@@ -196,6 +210,71 @@ fn refusals_name_the_path_and_cause_and_leave_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every file in `dir`, with its bytes.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let files = files_in(dir).into_iter();
+    files
+        .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
+        .collect()
+}
+
+/// Another application's file with a `posts` table of its own passes the
+/// table check, not the upgrade: refused, and left byte for byte as it was,
+/// in its own journal mode, with no side file made beside it.
+#[test]
+fn a_foreign_file_with_a_posts_table_is_left_byte_for_byte() {
+    let dir = scratch("foreign-posts");
+    let db = dir.join("app.db");
+    with_sqlite(
+        &db,
+        "CREATE TABLE posts (title TEXT, body TEXT);
+         INSERT INTO posts VALUES ('a title', 'a body');",
+    );
+    let before = contents(&dir);
+    says(&refused(&db, &[]), &["app.db", "schema"]);
+    assert_eq!(contents(&dir), before);
+    assert_eq!(files_in(&dir), ["app.db"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A database file this user may only read (mode 0444) is refused at start,
+/// naming the file and the cause, rather than served with every write
+/// failing. Root ignores modes: as root, the server runs as `nobody`
+/// (`setpriv`), in a directory anyone may write, so that the file's mode is
+/// the only cause.
+#[test]
+fn a_file_the_server_cannot_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("read-only");
+    let db = dir.join("ro.db");
+    list_db(&db);
+    let set = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set(&dir, 0o777);
+    set(&db, 0o444);
+    // SAFETY: a plain system call without arguments.
+    let root = unsafe { libc::geteuid() } == 0;
+    let wrap: &[&str] = if root {
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+        ]
+    } else {
+        &[]
+    };
+    let before = contents(&dir);
+    let stderr = refused_as(wrap, &db, &[]);
+    says(
+        &stderr,
+        &["cannot write", "ro.db", "not writable", "Permission denied"],
+    );
+    assert_eq!(contents(&dir), before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn with_sqlite(path: &Path, sql: &str) {
     rusqlite::Connection::open(path)
         .unwrap()
@@ -276,6 +355,84 @@ fn a_backup_is_whole_or_absent_and_leaves_the_wal_no_larger() {
         "{left:?}"
     );
     drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `needhave backup` of a file a server is writing leaves the WAL no larger
+/// than it found it: the server's creates go on through the copy, which
+/// holds one snapshot, so no checkpoint can reset the WAL until it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_under_writes_leaves_the_wal_no_larger() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let dir = scratch("backup-load");
+    let db = dir.join("busy.db");
+    // About 20 MB of posts: the copy takes long enough for writes to pile up.
+    {
+        let store = needhave::store::sqlite::SqliteStore::open(db.to_str().unwrap()).unwrap();
+        store.with_connection(|c| {
+            c.execute_batch(
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40000)
+                 INSERT INTO posts (id, kind, note, note_key, secret_hash, ip_hash, created_at)
+                 SELECT printf('%032x', i), 'need', printf('seed %d ', i) || hex(randomblob(200)),
+                        printf('seed %d', i), 'h', 'ip', i FROM n",
+            )
+            .unwrap()
+        });
+        store.checkpoint().unwrap();
+    }
+    let serve = Arc::new(common::Owned::spawn(
+        "127.0.0.1:0",
+        db.to_str().unwrap(),
+        &["--client-ip-header", "CF-Connecting-IP"],
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let acked = Arc::new(AtomicUsize::new(0));
+    let writers: Vec<_> = (0..4)
+        .map(|_| {
+            let (serve, stop, acked) = (serve.clone(), stop.clone(), acked.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let body = serde_json::json!({"kind": "have", "note": fresh_note("busy")});
+                    let body = Some(body.to_string().into_bytes());
+                    let r = send_to(&serve, fresh_ip(), "POST", "/posts", body, &[]).await;
+                    assert_eq!(r.status, 201, "{}", r.text());
+                    acked.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let wal = || std::fs::metadata(dir.join("busy.db-wal")).map_or(0, |m| m.len());
+    // Writes under way, the WAL at its working size.
+    while acked.load(Ordering::Relaxed) < 300 {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let before = wal();
+    let acked_before = acked.load(Ordering::Relaxed);
+    let out = dir.join("copy.db");
+    let mut backup = Command::new(bin());
+    backup.args(["backup", "--db"]).arg(&db).arg(&out);
+    let done = tokio::task::spawn_blocking(move || backup.output().unwrap())
+        .await
+        .unwrap();
+    let after = wal();
+    let during = acked.load(Ordering::Relaxed) - acked_before;
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(during > 0, "no create was acknowledged during the backup");
+    assert!(
+        after <= before,
+        "WAL {after} B after the backup, {before} B before ({during} creates acknowledged during it)"
+    );
+    eprintln!("WAL {before} B before, {after} B after; {during} creates during the backup");
+    drop(serve);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -545,22 +702,6 @@ async fn a_stop_drains_the_requests_in_flight() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The samples of a Prometheus text scrape, by series (name and labels).
-fn samples(text: &str) -> std::collections::HashMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').unwrap();
-            (series.to_string(), value.parse().unwrap())
-        })
-        .collect()
-}
-
-fn free_port() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().to_string()
-}
-
 /// The counters move by exactly the requests sent between two scrapes; the
 /// metrics are on their own listener, never the public one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -572,24 +713,7 @@ async fn metrics_count_exactly_what_was_sent() {
     let (mut child, url) = start(&mut cmd);
     let server = Server::at(&url);
     let metrics = Server::at(&format!("http://{metrics_addr}"));
-    let scrape = || async {
-        let r = send_to(
-            &metrics,
-            std::net::Ipv4Addr::LOCALHOST,
-            "GET",
-            "/metrics",
-            None,
-            &[],
-        )
-        .await;
-        assert_eq!(r.status, 200);
-        assert!(r
-            .header("content-type")
-            .unwrap()
-            .starts_with("text/plain; version=0.0.4"));
-        samples(&r.text())
-    };
-    let before = scrape().await;
+    let before = scrape(&metrics).await;
     for _ in 0..3 {
         assert_eq!(
             send_to(&server, fresh_ip(), "GET", "/healthz", None, &[])
@@ -599,16 +723,7 @@ async fn metrics_count_exactly_what_was_sent() {
         );
     }
     for i in 0..2 {
-        let body = serde_json::json!({"kind": "need", "note": fresh_note(&format!("metrics {i}"))});
-        let r = send_to(
-            &server,
-            fresh_ip(),
-            "POST",
-            "/posts",
-            Some(body.to_string().into_bytes()),
-            &[],
-        )
-        .await;
+        let r = create_on(&server, "need", &fresh_note(&format!("metrics {i}"))).await;
         assert_eq!(r.status, 201);
     }
     let zero = format!("/posts/{}", "0".repeat(32));
@@ -625,7 +740,7 @@ async fn metrics_count_exactly_what_was_sent() {
             .status,
         404
     );
-    let after = scrape().await;
+    let after = scrape(&metrics).await;
 
     let moved = |series: &str| {
         after.get(series).copied().unwrap_or(0.0) - before.get(series).copied().unwrap_or(0.0)
@@ -688,18 +803,8 @@ async fn limit_refusals_are_counted_by_code() {
     }
     assert!(refused > 0);
     let metrics = Server::at(&format!("http://{metrics_addr}"));
-    let text = send_to(
-        &metrics,
-        std::net::Ipv4Addr::LOCALHOST,
-        "GET",
-        "/metrics",
-        None,
-        &[],
-    )
-    .await
-    .text();
     assert_eq!(
-        samples(&text)["needhave_limit_refusals_total{code=\"rate_limited\"}"],
+        scrape(&metrics).await["needhave_limit_refusals_total{code=\"rate_limited\"}"],
         refused as f64
     );
     signal(&child, "TERM");

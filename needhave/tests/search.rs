@@ -116,11 +116,15 @@ async fn kind_and_words_filter() {
     let r = Client::new().get("/posts?kind=have").await.json();
     let posts = r["posts"].as_array().unwrap();
     assert!(posts.iter().all(|p| p["kind"] == "have"), "{r}");
-    // The answer's posts are public views: id, kind, note, nothing else.
+    // The answer's posts are public views: id, kind, note, age and
+    // status, nothing else.
     let r = Client::new().get(&url(&[("q", &t)])).await.json();
     for p in r["posts"].as_array().unwrap() {
         let keys: HashSet<&str> = p.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, HashSet::from(["id", "kind", "note"]));
+        assert_eq!(
+            keys,
+            HashSet::from(["id", "kind", "note", "created_at", "status"])
+        );
     }
     assert!(r.get("next").is_none(), "{r}");
 }

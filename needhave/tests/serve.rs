@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Read;
 use std::process::{Command, Stdio};
 
 use common::*;
@@ -85,13 +84,7 @@ async fn logs_hold_no_secrets_and_ctrl_c_stops_cleanly() {
     signal(&child, "INT");
     let exit = child.wait().unwrap();
     assert!(exit.success(), "exit after SIGINT: {exit:?}");
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
+    let log = stderr_of(&mut child);
 
     let lines: Vec<&str> = log.lines().filter(|l| l.contains("status=")).collect();
     assert_eq!(lines.len(), 5, "one line per request:\n{log}");

@@ -224,6 +224,8 @@ async fn every_route_reads_where_the_table_says() {
             ("POST", "/posts/:id/accept") => {
                 json!({"secret": post_secret, "message_id": second["id"]})
             }
+            ("POST", "/posts/:id/close") => json!({"secret": post_secret}),
+            ("POST", "/posts/:id/report") => json!({"reason": "spam"}),
             ("POST", "/messages/:id/thread") => json!({"secret": first["secret"]}),
             ("POST", "/threads") => json!({"thread_key": thread_key}),
             ("POST", "/threads/messages") => json!({"thread_key": thread_key, "text": "later"}),

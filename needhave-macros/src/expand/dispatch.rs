@@ -7,6 +7,8 @@
 //! versus 404). It names a route (its index in `ROUTES`, and its path
 //! parameters as strings) before anything runs, and whatever else needs
 //! "which route" (the preflight's `Allow`, logs, metrics) asks it too.
+//! `HEAD` is the `GET` route of its path, and `Allow` names it after `GET`;
+//! the pipeline (`pipeline::handle`) sends such an answer without its body.
 //!
 //! In `answer`, what every route does alike (ids, body, the store session of
 //! its consistency) comes once, and only then the arm of that route: its
@@ -69,26 +71,34 @@ pub fn expand(table: &Table) -> TokenStream {
             .enumerate()
             .filter(|(_, r)| &r.shape() == shape)
             .collect();
+        // `HEAD` is every `GET` without its body (RFC 9110 9.3.2): the
+        // same route, named beside it wherever methods are listed.
+        let get = members.iter().find(|(_, r)| r.method == "GET");
         let allow = members
             .iter()
-            .map(|(_, r)| r.method.to_string())
+            .flat_map(|(_, r)| {
+                let head = (r.method == "GET").then(|| "HEAD".to_string());
+                std::iter::once(r.method.to_string()).chain(head)
+            })
             .collect::<Vec<_>>()
             .join(", ");
         let padding: Vec<TokenStream> = (bound.len()..width)
             .map(|_| quote!(::core::option::Option::None))
             .collect();
-        let methods = members.iter().map(|(i, r)| {
-            let method = r.method.to_string();
+        let arm = |method: String, i: usize| {
             quote! {
                 #method => crate::api::Resolved::Route {
                     index: #i,
                     params: [#(::core::option::Option::Some(*#bound),)* #(#padding,)*],
                 },
             }
-        });
+        };
+        let methods = members.iter().map(|(i, r)| arm(r.method.to_string(), *i));
+        let head = get.map(|(i, _)| arm("HEAD".to_string(), *i));
         quote! {
             [#(#pattern),*] => match method {
                 #(#methods)*
+                #head
                 _ => crate::api::Resolved::Method { allow: #allow },
             },
         }
@@ -233,10 +243,11 @@ fn call_route(index: usize, r: &Route) -> TokenStream {
     );
     if r.raw {
         // A raw handler builds its own response from the request (its
-        // headers: a conditional read), after its declared parameters.
-        let queried = names.iter().skip(params.len());
-        let call = quote_spanned!(handler.span()=> #handler(req, ctx, #(#queried,)*).await);
+        // headers: a conditional read), after its declared parameters:
+        // its path's, then its query's.
+        let call = quote_spanned!(handler.span()=> #handler(req, ctx, #(#names,)*).await);
         return quote! {{
+            #(#parse_params)*
             #(#parse_query)*
             #call
         }};

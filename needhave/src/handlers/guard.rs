@@ -12,6 +12,9 @@
 //! guards read, and a write that is let in, nearly every write, pays one
 //! primary-key probe for it instead of every guard's count a second time.
 //!
+//! A guard may also pass the call without the write (`pass`): a report a
+//! client already made is answered as made, and counted once.
+//!
 //! Parameters: the guards' come first (`?1` … `?k`) and both statements
 //! bind them; the values only the INSERT writes follow (`?k+1` …), the
 //! first of them the new row's id, which the SELECT binds too.
@@ -26,7 +29,8 @@ use crate::store::{Row, RowExt, Statement, Value};
 pub struct Guard {
     /// Its column in the checking SELECT.
     pub name: &'static str,
-    pub code: Code,
+    /// `None`: not a refusal; the call succeeds, without the write.
+    pub code: Option<Code>,
     pub wait: Wait,
 }
 
@@ -58,6 +62,7 @@ pub struct Guarded {
 ///     made "t" "?4";
 ///     "post" => NotFound if holds("EXISTS (…)");
 ///     "waiting" => TooMany if holds("(…) < ?2"), wait 3600;
+///     "again" => pass if holds("NOT EXISTS (…)");
 ///     "recent" => RateLimited if rate("?3", "t", "ip_hash = ?1 AND created_at > ?2");
 ///     returning "id"
 /// }
@@ -66,7 +71,8 @@ pub struct Guarded {
 /// `made TABLE ID`: the table the INSERT writes and the parameter of the
 /// new row's `id` (the first value, `?k+1`). `holds(COND)` is a SQL condition; `rate(LIMIT, FROM, WHERE)` is "fewer
 /// than LIMIT rows of FROM match WHERE", whose refusal ends when the oldest
-/// of them leaves the hour.
+/// of them leaves the hour. `pass` instead of a code: when this is the
+/// first guard that fails, the call succeeds without writing.
 macro_rules! guarded {
     (
         insert $insert:literal;
@@ -88,11 +94,13 @@ macro_rules! guarded {
             ),
             guards: &[$($crate::handlers::guard::Guard {
                 name: $name,
-                code: $crate::error::Code::$code,
+                code: $crate::handlers::guard::guarded!(@code $code),
                 wait: $crate::handlers::guard::guarded!(@wait $name $kind $($secs)?),
             }),+],
         }
     };
+    (@code pass) => { ::core::option::Option::None };
+    (@code $code:ident) => { ::core::option::Option::Some($crate::error::Code::$code) };
     (@cond holds $($cond:tt)+) => { concat!($($cond)+) };
     (@cond rate $limit:literal, $from:literal, $where:literal) => {
         concat!("(SELECT count(*) FROM ", $from, " WHERE ", $where, ") < ", $limit)
@@ -111,7 +119,8 @@ pub(crate) use guarded;
 
 impl Guarded {
     /// Runs the write in one round trip: the rows its INSERT returned (its
-    /// `RETURNING`), or the error of the first guard that failed.
+    /// `RETURNING`), or the error of the first guard that failed (an empty
+    /// row when that guard passes the call).
     pub async fn run(
         &self,
         ctx: &Ctx,
@@ -157,26 +166,30 @@ impl Guarded {
             return Ok((row, last));
         }
         let checks = results.get(1).and_then(|rows| rows.first());
-        Err(checks.map_or(ApiError::from(Code::Internal), |row| {
-            self.refusal(row, ctx.now_ms)
-        }))
+        match checks.map(|row| self.refusal(row, ctx.now_ms)) {
+            Some(None) => Ok((Row::new(), Vec::new())),
+            Some(Some(refused)) => Err(refused),
+            None => Err(Code::Internal.into()),
+        }
     }
 
     /// The error of the first guard that failed in `row`, with, for a 429,
-    /// when every failed guard of that status would let the request in.
-    fn refusal(&self, row: &Row, now_ms: i64) -> ApiError {
+    /// when every failed guard of that status would let the request in;
+    /// `None` when that guard passes the call.
+    fn refusal(&self, row: &Row, now_ms: i64) -> Option<ApiError> {
         let failed = |g: &&Guard| row.int(g.name) == Some(0);
         let Some(first) = self.guards.iter().find(failed) else {
-            return Code::Internal.into();
+            return Some(Code::Internal.into());
         };
-        if first.code.status() != 429 {
-            return first.code.into();
+        let code = first.code?;
+        if code.status() != 429 {
+            return Some(code.into());
         }
         let seconds = self
             .guards
             .iter()
             .filter(failed)
-            .filter(|g| g.code.status() == 429)
+            .filter(|g| g.code.is_some_and(|c| c.status() == 429))
             .filter_map(|g| match g.wait {
                 Wait::Never => None,
                 Wait::Fixed(s) => Some(s),
@@ -186,7 +199,7 @@ impl Guarded {
             // Every 429 says when; a rate's count without its row cannot
             // be, but the hour is then a safe answer.
             .unwrap_or((rules::HOUR_MS / 1000) as u32);
-        ApiError::retry_after(first.code, seconds)
+        Some(ApiError::retry_after(code, seconds))
     }
 }
 
@@ -221,6 +234,34 @@ mod tests {
         returning "a"
     };
 
+    static PASSING: Guarded = guarded! {
+        insert "INSERT INTO t (id) SELECT ?2";
+        made "t" "?2";
+        "one" => NotFound if holds("EXISTS (SELECT 1 FROM p WHERE id = ?1)");
+        "again" => pass if holds("NOT EXISTS (SELECT 1 FROM t WHERE ip = ?1)");
+        "three" => RateLimited if rate("?1", "t", "ip = ?1");
+        returning "a"
+    };
+
+    /// A passing guard that fails first is no refusal; one after a refusal
+    /// changes nothing.
+    #[test]
+    fn a_passing_guard_lets_the_call_succeed() {
+        let r = |v| PASSING.refusal(&row(v), 0);
+        assert_eq!(
+            r(serde_json::json!({"one": 1, "again": 0, "three": 0})),
+            None
+        );
+        assert_eq!(
+            r(serde_json::json!({"one": 0, "again": 0, "three": 1})),
+            Some(Code::NotFound.into())
+        );
+        assert_eq!(
+            r(serde_json::json!({"one": 1, "again": 1, "three": 0, "three_oldest": 0})),
+            Some(ApiError::retry_after(Code::RateLimited, 3600))
+        );
+    }
+
     #[test]
     fn both_statements_come_from_one_list() {
         assert_eq!(
@@ -246,7 +287,7 @@ mod tests {
     #[test]
     fn the_first_failed_guard_names_the_error() {
         let now = 10 * rules::HOUR_MS;
-        let r = |v| G.refusal(&row(v), now);
+        let r = |v| G.refusal(&row(v), now).unwrap();
         let oldest = now - rules::HOUR_MS + 90_500;
         assert_eq!(
             r(serde_json::json!({"one": 0, "two": 0, "three": 0, "three_oldest": oldest})),
@@ -265,7 +306,7 @@ mod tests {
             r(serde_json::json!({"one": 1, "two": 0, "three": 1, "three_oldest": oldest})),
             ApiError::retry_after(Code::TooMany, 60)
         );
-        // Nothing failed, yet nothing was written: not a refusal.
+        // Nothing failed, yet nothing was written: not a refusal, not a pass.
         assert_eq!(
             r(serde_json::json!({"one": 1, "two": 1, "three": 1})),
             Code::Internal.into()

@@ -19,6 +19,7 @@ const _: () = assert!(crate::rules::WAITING_CAP == 20);
 
 mod guard;
 pub mod health;
+pub mod life;
 pub mod messages;
 pub mod posts;
 pub mod threads;

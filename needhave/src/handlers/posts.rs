@@ -5,11 +5,13 @@ use std::sync::Arc;
 use needhave_macros::{schema, FromBody, ToJson};
 
 use super::guard::{guarded, Guarded};
+use super::life::{self, closed_at, removed, Status};
 use crate::api::Ctx;
-use crate::conditional::{self, LIST_CACHE};
+use crate::conditional::{self, Version};
 use crate::error::{ApiError, Code};
 use crate::http::{Id, Request, Response};
 use crate::json::ToJson;
+use crate::platform::rfc3339;
 use crate::rules;
 use crate::search::{Cursor, Words};
 use crate::secrets::{new_id, new_secret, sha256_hex};
@@ -30,7 +32,25 @@ pub struct CreatePost {
     /// The public note: 1 to 500 characters after trimming, unique on the
     /// list, with no e-mail address or phone number.
     pub note: String,
+    /// Seconds until the post ends by itself: a whole number from 300 to
+    /// 7776000 (five minutes to ninety days). Without it the post stays
+    /// until its author closes it.
+    // Any JSON value, so that one that does not fit is `bad_expiry`.
+    #[schemars(with = "Option<ExpiresIn>")]
+    pub expires_in: Option<serde_json::Value>,
 }
+
+/// The schema of `expires_in` (a create's, `create_need`'s and
+/// `create_have`'s): whole seconds, five minutes to ninety days
+/// (`rules::EXPIRES_IN_MIN`, `rules::EXPIRES_IN_MAX`).
+#[schema]
+#[schemars(inline)]
+pub struct ExpiresIn(#[schemars(range(min = 300, max = 7_776_000))] pub u32);
+
+// The answers' fields of a post's life are optional in their schemas, also
+// where every answer carries them (`created_at`, `status`): a client (the
+// stdio server) built from these schemas then still reads a list that has
+// no such fields. Each is left out when `None`, never `null`.
 
 #[schema(serialize)]
 #[derive(ToJson)]
@@ -40,6 +60,15 @@ pub struct PostCreated {
     pub note: String,
     /// The post secret. Shown only in this answer and never again: keep it.
     pub secret: String,
+    /// When it was posted: RFC 3339, UTC, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", default)]
+    pub created_at: Option<String>,
+    /// When it ends by itself (RFC 3339, UTC, milliseconds): there only
+    /// when `expires_in` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", default)]
+    pub expires_at: Option<String>,
 }
 
 #[schema(serialize)]
@@ -48,6 +77,25 @@ pub struct PostView {
     pub id: String,
     pub kind: Kind,
     pub note: String,
+    /// When it was posted: RFC 3339, UTC, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", default)]
+    pub created_at: Option<String>,
+    /// `open` (it takes first replies), `closed` (by its author) or
+    /// `expired`. The list shows open posts only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Status", default)]
+    pub status: Option<Status>,
+    /// When it ends, or ended, by itself (RFC 3339, UTC, milliseconds):
+    /// there only when its author gave it an expiry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", default)]
+    pub expires_at: Option<String>,
+    /// When it ended (RFC 3339, UTC, milliseconds): there once it is
+    /// closed or expired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", default)]
+    pub ended_at: Option<String>,
 }
 
 // The answer of `GET /posts`, written once as JSON text (`page_json`),
@@ -85,10 +133,11 @@ pub struct Page {
 /// and by the full key an older row may still keep, see migrations/),
 /// then the client's and its site's hourly rates, in the contract's order.
 /// Guard parameters: ?1 key digest, ?2 note, ?3 key, ?4 ip hash, ?5 site
-/// hash, ?6 window start, ?7 and ?8 the rates; then the values.
+/// hash, ?6 window start, ?7 and ?8 the rates; then the values. The
+/// schema's trigger makes the post open (`live`) in the same statement.
 static CREATE: Guarded = guarded! {
-    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at) \
-            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12";
+    insert "INSERT INTO posts (id, kind, note, note_key_hash, secret_hash, ip_hash, site_hash, created_at, expires_at) \
+            SELECT ?9, ?10, ?2, ?1, ?11, ?4, ?5, ?12, ?13";
     made "posts" "?9";
     "dup" => DuplicateNote if holds("NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash = ?1) \
         AND NOT EXISTS (SELECT 1 FROM posts WHERE note_key_hash IS NULL AND note = ?2) \
@@ -104,6 +153,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         .as_deref()
         .and_then(Kind::parse)
         .ok_or(ApiError::from(Code::BadKind))?;
+    let expires_at = rules::expires_in(body.expires_in.as_ref())?.map(|ms| ctx.now_ms + ms);
     let rules::Note { text: note, key } = rules::note(&body.note)?;
     let (ip, site) = ctx.client_hashes()?;
     let id = new_id();
@@ -126,6 +176,7 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         kind.as_str().into(),
         sha256_hex(&secret).into(),
         ctx.now_ms.into(),
+        expires_at.map_or(crate::store::Value::Null, Into::into),
     ];
     // Its words, in the same batch (one transaction); the index takes the
     // batch's answer back.
@@ -138,31 +189,48 @@ pub async fn create(ctx: &Ctx, body: CreatePost) -> Result<PostCreated, ApiError
         kind,
         note: note.to_string(),
         secret,
+        created_at: Some(rfc3339(ctx.now_ms)),
+        expires_at: expires_at.map(rfc3339),
     })
 }
 
-/// A post row as its public view, its texts moved out of the row rather
-/// than copied (a page makes a hundred); `None` if the row is not one.
-fn view(row: crate::store::Row) -> Option<PostView> {
+/// A post row as its public view at `now_ms`, its texts moved out of the
+/// row rather than copied (a page makes a hundred); `None` if the row is
+/// not one. Its status from its `closed_at` (a page's rows have none:
+/// they are open) and `expires_at`.
+fn view(row: crate::store::Row, now_ms: i64) -> Option<PostView> {
     // A walk of the row by value rather than a removal by name: the walk
     // is the code the map's drop already links into the Worker, a removal
     // would link more (docs/design/worker-size.md, "Crates or hand-written
     // code").
     let (mut id, mut kind, mut note) = (None, None, None);
+    let (mut created_at, mut expires_at, mut closed_at) = (None, None, None);
     for (col, value) in row {
-        if let serde_json::Value::String(s) = value {
-            match col.as_str() {
+        match value {
+            serde_json::Value::String(s) => match col.as_str() {
                 "id" => id = Some(s),
                 "kind" => kind = Kind::parse(&s),
                 "note" => note = Some(s),
                 _ => {}
-            }
+            },
+            serde_json::Value::Number(n) => match col.as_str() {
+                "created_at" => created_at = n.as_i64(),
+                "expires_at" => expires_at = n.as_i64(),
+                "closed_at" => closed_at = n.as_i64(),
+                _ => {}
+            },
+            _ => {}
         }
     }
+    let (status, ended_at) = life::status(closed_at, expires_at, now_ms);
     Some(PostView {
         id: id?,
         kind: kind?,
         note: note?,
+        created_at: Some(rfc3339(created_at?)),
+        status: Some(status),
+        expires_at: expires_at.map(rfc3339),
+        ended_at: ended_at.map(rfc3339),
     })
 }
 
@@ -173,73 +241,99 @@ pub(crate) const LIST: &str = "posts";
 pub(crate) const LIST_TAG: char = 'p';
 
 /// The statement of a page of the list, from its row selections `$rows`
-/// (`r, id, kind, note, created_at`, newest first, after `?4`, the row
-/// number below which the page starts), each with how many rows it may
-/// give (`?3` unless said: `page_sql!(first => "-1", then)` takes all of
-/// `first`, then at most `?3` of `then`).
+/// (`r, id, kind, note, created_at, expires_at`, newest first, after
+/// `?4`, the row number below which the page starts), each with how many
+/// rows it may give (`?3` unless said: `page_sql!(now; first => "-1",
+/// then)` takes all of `first`, then at most `?3` of `then`); `$now` is
+/// the parameter of the time.
 ///
-/// Its first row is the list's version alone (`top`: `max(rowid)`, which
-/// moves with every new post and only then, since posts are never changed
-/// or deleted), so even an empty answer says which version it vouches for.
-/// The posts follow only when the version is neither `?1` (the one the
-/// client holds, from its `If-None-Match`) nor `?2` (the one this store
-/// keeps serialized), each -1 when there is none; `?3` is how many. The
-/// version test sits in the LIMIT, which SQLite evaluates once before the
-/// scan: a page at a known version reads no post at all, two index lookups
-/// however long the list. (In the WHERE clause SQLite checks the same
-/// test row by row, and an unchanged list walks the whole index.)
+/// Its first row is the list's version alone ([`Version`], as text in
+/// `top`), so even an empty answer says which version it vouches for, and
+/// in its `expires_at` the next expiry to come (until when an answer of
+/// this version may be kept). The posts follow only when the version is
+/// neither `?1` (the one the client holds, from its `If-None-Match`) nor
+/// `?2` (the one this store keeps serialized), each empty when there is
+/// none; `?3` is how many. The version test sits in the LIMIT, which
+/// SQLite evaluates once before the scan: a page at a known version reads
+/// no post at all, a few index lookups however long the list. (In the
+/// WHERE clause SQLite checks the same test row by row, and an unchanged
+/// list walks the whole index.)
 macro_rules! page_sql {
-    (@rows $rows:expr, $limit:literal) => {
+    // The version: the newest post, the newest end by a row, the latest
+    // expiry passed, each one seek.
+    (@version $now:literal) => {
+        concat!(
+            "coalesce((SELECT max(rowid) FROM posts), 0) || '-' || \
+             coalesce((SELECT max(n) FROM post_ends), 0) || '-' || \
+             coalesce((SELECT expires_at FROM posts WHERE expires_at <= ",
+            $now,
+            " ORDER BY expires_at DESC LIMIT 1), 0)"
+        )
+    };
+    (@head $now:literal) => {
+        concat!(
+            "SELECT ",
+            page_sql!(@version $now),
+            " AS top, NULL AS r, NULL AS id, NULL AS kind, NULL AS note, NULL AS created_at, \
+             (SELECT expires_at FROM posts WHERE expires_at > ",
+            $now,
+            " ORDER BY expires_at LIMIT 1) AS expires_at"
+        )
+    };
+    (@known $now:literal) => {
+        concat!("CASE WHEN ", page_sql!(@version $now), " IN (?1, ?2) THEN 0 ELSE ")
+    };
+    (@rows $now:literal, $rows:expr, $limit:literal) => {
         concat!(
             " UNION ALL SELECT * FROM (SELECT NULL, ",
             $rows,
-            " LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ",
+            " LIMIT ",
+            page_sql!(@known $now),
             $limit,
             " END)"
         )
     };
-    ($rows:literal) => {
-        concat!(
-            "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
-             NULL AS note, NULL AS created_at",
-            page_sql!(@rows $rows, "?3")
-        )
+    ($now:literal; $rows:literal) => {
+        concat!(page_sql!(@head $now), page_sql!(@rows $now, $rows, "?3"))
     };
     // Then two walks merged as they go: each arm's first column is its
     // index's row number, which FTS5 yields in order, so SQLite merges the
     // two without a sort and stops both at the page's end.
-    ($first:expr => $all:literal, $a:literal | $b:literal) => {
+    ($now:literal; $first:expr => $all:literal, $a:literal | $b:literal) => {
         concat!(
-            "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
-             NULL AS note, NULL AS created_at",
-            page_sql!(@rows $first, $all),
+            page_sql!(@head $now),
+            page_sql!(@rows $now, $first, $all),
             " UNION ALL SELECT * FROM (SELECT ",
             $a,
             " UNION ALL SELECT ",
             $b,
-            " ORDER BY 1 LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)"
-        )
-    };
-    ($first:literal => $all:literal, $rows:literal) => {
-        concat!(
-            "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS r, NULL AS id, NULL AS kind, \
-             NULL AS note, NULL AS created_at",
-            page_sql!(@rows $first, $all),
-            page_sql!(@rows $rows, "?3")
+            " ORDER BY 1 LIMIT ",
+            page_sql!(@known $now),
+            "?3 END)"
         )
     };
 }
 
-/// A page of every post: the row-number order is the order of insertion,
-/// newest first, and a cursor is a row number, so a page is one walk down
-/// the table's own b-tree from the cursor.
-const PAGE_SQL: &str =
-    page_sql!("rowid, id, kind, note, created_at FROM posts WHERE rowid < ?4 ORDER BY rowid DESC");
+/// A page of the open posts: `live` walked down its row numbers (a post's
+/// own, so newest first) from the cursor, each joined to its row; an
+/// expired post the sweep has not taken out yet is passed over by its
+/// expiry in `live`. (`CROSS JOIN`: SQLite keeps `live` the outer loop.)
+const PAGE_SQL: &str = page_sql!(
+    "?5";
+    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, posts.expires_at \
+     FROM live CROSS JOIN posts ON posts.rowid = live.post \
+     WHERE live.post < ?4 AND (live.expires_at IS NULL OR live.expires_at > ?5) \
+     ORDER BY live.post DESC"
+);
 
-/// A page of one kind (`?5`), down `posts_kind` (kind, then row number).
+/// A page of the open posts of one kind (`?5`), down `live_kind` (kind,
+/// then row number, then the expiry it is filtered on).
 const KIND_SQL: &str = page_sql!(
-    "rowid, id, kind, note, created_at FROM posts \
-     WHERE kind = ?5 AND rowid < ?4 ORDER BY rowid DESC"
+    "?6";
+    "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, posts.expires_at \
+     FROM live CROSS JOIN posts ON posts.rowid = live.post \
+     WHERE live.kind = ?5 AND live.post < ?4 AND (live.expires_at IS NULL OR live.expires_at > ?6) \
+     ORDER BY live.post DESC"
 );
 
 /// A page of the posts whose words hold every term of `?7` (a JSON array,
@@ -277,20 +371,21 @@ pub const WORDS_SQL: &str = concat!(
        '(' || group_concat(CASE WHEN NOT hot THEN '\"' || m || w || '\"*' END, ' AND ') || ')' AS cold_e \
        FROM q GROUP BY m) ",
     page_sql!(
+        "?8";
         concat!(
-            "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
+            "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, posts.expires_at \
              FROM words_new JOIN posts ON posts.rowid = words_new.post \
              WHERE words_new.post < ?4 AND ",
             crate::search::holds_needles!("words_new.words", "?6"),
             " ORDER BY words_new.post DESC"
         ) => "-1",
-        "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-         FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
+        "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, \
+         posts.expires_at FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
          WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
          WHERE all_hot), '\"\u{b7}none\"') \
          AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER)" |
-        "post_cold.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at \
-         FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
+        "post_cold.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, \
+         posts.expires_at FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
          WHERE post_cold MATCH coalesce((SELECT group_concat(cold_e, ' OR ') FROM kinds \
          WHERE NOT all_hot), '\"\u{b7}none\"') \
          AND post_cold.rowid > 268435456 - CAST(?4 AS INTEGER) \
@@ -367,30 +462,34 @@ impl Filter {
     }
 }
 
-/// A page as the store answered it: the list's version, and the rows of
-/// the page (`r, id, kind, note, created_at`), none when the version is
-/// one the caller knows.
+/// A page as the store answered it: the list's version, the next expiry
+/// to come (Unix ms: until when an answer of this version holds), and the
+/// rows of the page (`r, id, kind, note, created_at, expires_at`), none
+/// when the version is one the caller knows.
 pub struct Found {
-    pub version: i64,
+    pub version: Version,
+    pub next_expiry: Option<i64>,
     pub rows: Vec<crate::store::Row>,
 }
 
-/// One page of the list, filtered, in one statement, unless the list is at
-/// `held` or `kept` (then no rows). For every reader of the list: the JSON
-/// list, MCP through it, the feed.
+/// One page of the list's open posts, filtered, in one statement, unless
+/// the list is at `held` or `kept` (then no rows). For every reader of the
+/// list: the JSON list, MCP through it, the feed.
 pub async fn find(
     ctx: &Ctx,
     filter: &Filter,
-    held: Option<i64>,
-    kept: Option<i64>,
+    held: Option<Version>,
+    kept: Option<Version>,
 ) -> Result<Found, ApiError> {
     let below = filter.before.map_or(TOP, |c| c.0);
     // One more than the page: whether older posts match is `next`.
     let fetch = i64::from(filter.limit) + 1;
+    // No version is the empty text, which the statement never writes.
+    let text = |v: Option<Version>| v.map_or(String::new(), |v| v.text());
     let known = |sql| {
         prepare(sql)
-            .bind(held.unwrap_or(-1))
-            .bind(kept.unwrap_or(-1))
+            .bind(text(held))
+            .bind(text(kept))
             .bind(fetch)
             .bind(below)
     };
@@ -401,25 +500,36 @@ pub async fn find(
             .bind(words.terms()),
         (None, Some(k)) => known(KIND_SQL).bind(k.as_str()),
         (None, None) => known(PAGE_SQL),
-    };
+    }
+    // The time, last: what has expired is left out, and is the version's.
+    .bind(ctx.now_ms);
     let mut rows = ctx.store.all(statement).await?;
-    // An empty list has no rowid: version 0, which no post has.
-    let version = rows.first().and_then(|r| r.int("top")).unwrap_or(0);
+    let head = rows.first();
+    let version = head
+        .and_then(|r| r.str("top"))
+        .and_then(Version::parse)
+        .unwrap_or_default();
+    let next_expiry = head.and_then(|r| r.int("expires_at"));
     if !rows.is_empty() {
         rows.remove(0);
     }
-    Ok(Found { version, rows })
+    Ok(Found {
+        version,
+        next_expiry,
+        rows,
+    })
 }
 
-/// Rows (one more than a page when older posts match) as a page.
-pub fn page(mut rows: Vec<crate::store::Row>, limit: usize) -> Page {
+/// Rows (one more than a page when older posts match) as a page at
+/// `now_ms`.
+pub fn page(mut rows: Vec<crate::store::Row>, limit: usize, now_ms: i64) -> Page {
     let next = if rows.len() > limit {
         rows.get(limit - 1).and_then(|r| r.int("r")).map(Cursor)
     } else {
         None
     };
     rows.truncate(limit);
-    let posts = rows.into_iter().filter_map(view).collect();
+    let posts = rows.into_iter().filter_map(|r| view(r, now_ms)).collect();
     Page { posts, next }
 }
 
@@ -427,7 +537,8 @@ pub fn page(mut rows: Vec<crate::store::Row>, limit: usize) -> Page {
 /// Every page is one round trip at most; the bare list comes from the kept
 /// copy while it is current; a 304 when the client's `If-None-Match` names
 /// the current version (see [`crate::conditional`]). A raw route, for the
-/// request's `If-None-Match` and the answer's tag.
+/// request's `If-None-Match` and the answer's tag. A page is kept (its
+/// `Cache-Control`) no longer than until the next expiry.
 pub async fn list(
     req: &Request,
     ctx: &Ctx,
@@ -444,20 +555,21 @@ pub async fn list(
     } else {
         find(ctx, &filter, held, None).await.map(|found| {
             let json = (held != Some(found.version))
-                .then(|| page_json(page(found.rows, filter.limit as usize)));
-            (found.version, json)
+                .then(|| page_json(page(found.rows, filter.limit as usize, ctx.now_ms)));
+            (found.version, json, found.next_expiry)
         })
     };
     match answer {
-        Ok((version, json)) => {
+        Ok((version, json, next_expiry)) => {
             let tag = conditional::version_tag(LIST_TAG, version, &variant);
+            let cache = conditional::until(conditional::LIST_MAX_AGE, next_expiry, ctx.now_ms);
             match json {
-                None => conditional::not_modified(&tag, LIST_CACHE),
+                None => conditional::not_modified(&tag, &cache),
                 Some(json) => conditional::tagged(
                     req,
                     Response::new(200, crate::http::JSON, crate::http::Body::Kept(json)),
                     &tag,
-                    LIST_CACHE,
+                    &cache,
                 ),
             }
         }
@@ -465,15 +577,21 @@ pub async fn list(
     }
 }
 
+/// The bare list: its version, its answer, the next expiry.
+type KeptList = (Version, Option<Arc<str>>, Option<i64>);
+
 /// The bare list's version, and its answer unless `held` (the version the
-/// client holds) is the current one: from the memo while current, without
-/// asking the store when it vouches nothing was written since (SQLite
-/// here), else after one statement that returns posts only when the list
-/// is at neither the kept nor the held version (D1, or after a write).
-async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>>), ApiError> {
+/// client holds) is the current one, and the next expiry: from the memo
+/// while current (before that expiry), without asking the store when it
+/// vouches nothing was written since (SQLite here), else after one
+/// statement that returns posts only when the list is at neither the kept
+/// nor the held version (D1, or after a write, or once a post expired).
+async fn kept_list(ctx: &Ctx, held: Option<Version>) -> Result<KeptList, ApiError> {
     let memo = ctx.store.memo();
-    if let Some((version, json)) = memo.and_then(|m| m.current(LIST)) {
-        return Ok((version, (held != Some(version)).then_some(json)));
+    let now = ctx.now_ms;
+    if let Some((version, json, until)) = memo.and_then(|m| m.current(LIST, now)) {
+        let next = (until != i64::MAX).then_some(until);
+        return Ok((version, (held != Some(version)).then_some(json), next));
     }
     // Read before the statement: a write after this makes the next call ask.
     let writes = memo.map_or(0, |m| m.writes());
@@ -485,29 +603,54 @@ async fn kept_list(ctx: &Ctx, held: Option<i64>) -> Result<(i64, Option<Arc<str>
     let bare = Filter::new(None, None, rules::LIST_SIZE as u32, None);
     let asked = if fill { None } else { held };
     let found = find(ctx, &bare, asked, kept.as_ref().map(|(v, _)| *v)).await?;
-    let top = found.version;
+    let (top, next) = (found.version, found.next_expiry);
+    let until = next.unwrap_or(i64::MAX);
     if held == Some(top) && !fill {
-        return Ok((top, None));
+        return Ok((top, None, next));
     }
     if let (Some(m), Some((version, json))) = (memo, kept) {
         if version == top {
-            m.put(LIST, version, writes, json.clone());
-            return Ok((version, Some(json)));
+            m.put(LIST, version, writes, until, json.clone());
+            return Ok((version, Some(json), next));
         }
     }
-    let json = page_json(page(found.rows, rules::LIST_SIZE as usize));
+    let json = page_json(page(found.rows, rules::LIST_SIZE as usize, now));
     if let Some(m) = memo {
-        m.put(LIST, top, writes, json.clone());
+        m.put(LIST, top, writes, until, json.clone());
     }
-    Ok((top, (held != Some(top)).then_some(json)))
+    Ok((top, (held != Some(top)).then_some(json), next))
 }
 
-pub async fn read(ctx: &Ctx, id: Id) -> Result<PostView, ApiError> {
-    let row = ctx
-        .store
-        .first(prepare("SELECT id, kind, note FROM posts WHERE id = ?1").bind(id.as_str()))
-        .await?;
-    row.and_then(view).ok_or(Code::NotFound.into())
+/// A post, its ends and whether it was removed (`?1` its id).
+const READ_SQL: &str = concat!(
+    "SELECT id, kind, note, created_at, expires_at, ",
+    closed_at!("?1"),
+    " AS closed_at, ",
+    removed!("?1"),
+    " AS removed FROM posts WHERE id = ?1"
+);
+
+/// `GET /posts/:id`: the post and where it is in its life, also once it
+/// has ended; 410 once removed. A raw route, for its `Cache-Control`: an
+/// open post that expires is kept no longer than until then (its tag is
+/// its content's, which holds the status).
+pub async fn read(_req: &Request, ctx: &Ctx, id: Id) -> Response {
+    let row = match ctx.store.first(prepare(READ_SQL).bind(id.as_str())).await {
+        Ok(Some(row)) => row,
+        Ok(None) => return Response::error(Code::NotFound),
+        Err(e) => return Response::from_error(&e.into()),
+    };
+    if row.flag("removed") {
+        return Response::error(Code::Removed);
+    }
+    let expires_at = row.int("expires_at");
+    let Some(post) = view(row, ctx.now_ms) else {
+        return Response::error(Code::Internal);
+    };
+    // Until it expires, while it is open: then its status changes.
+    let ends = expires_at.filter(|_| post.status == Some(Status::Open));
+    let cache = conditional::until(conditional::READ_MAX_AGE, ends, ctx.now_ms);
+    Response::new(200, crate::http::JSON, post.to_json()).with_header("cache-control", &cache)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -585,7 +728,16 @@ mod tests {
             let mut s = conn.prepare(WORDS_SQL).unwrap();
             let rows: Vec<i64> = s
                 .query_map(
-                    rusqlite::params![-1, -1, 41, before, marks(None), "[\" gpu\"]", "[\"gpu\"]"],
+                    rusqlite::params![
+                        "",
+                        "",
+                        41,
+                        before,
+                        marks(None),
+                        "[\" gpu\"]",
+                        "[\"gpu\"]",
+                        0
+                    ],
                     |r| r.get::<_, Option<i64>>(1),
                 )
                 .unwrap()

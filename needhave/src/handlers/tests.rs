@@ -1,5 +1,6 @@
 //! The answer types, each written as serde_json writes it.
 
+use super::life::{Closed, Reported, Status};
 use super::messages::{FirstCreated, MessageView, NoMessages, ThreadKey, Waiting};
 use super::posts::{Kind, PostCreated, PostView};
 use super::threads::{Callback, LaterCreated, Thread};
@@ -22,27 +23,50 @@ fn answers_as_serde_json_writes_them() {
         text: s(text),
     };
     for kind in [Kind::Need, Kind::Have] {
-        same(PostCreated {
-            id: s("a"),
-            kind,
-            note: s(odd),
-            secret: s("s"),
-        });
-        same(PostView {
-            id: s(odd),
-            kind,
-            note: s(""),
-        });
+        for expires_at in [None, Some(s("2026-12-06T04:12:33.120Z"))] {
+            same(PostCreated {
+                id: s("a"),
+                kind,
+                note: s(odd),
+                secret: s("s"),
+                created_at: Some(s("2026-12-06T04:12:33.120Z")),
+                expires_at,
+            });
+        }
+        for (status, expires_at, ended_at) in [
+            (Status::Open, None, None),
+            (Status::Open, Some(s("e")), None),
+            (Status::Closed, None, Some(s("c"))),
+            (Status::Expired, Some(s("e")), Some(s("e"))),
+        ] {
+            same(PostView {
+                id: s(odd),
+                kind,
+                note: s(""),
+                created_at: Some(s("t")),
+                status: Some(status),
+                expires_at,
+                ended_at,
+            });
+        }
         same(vec![
             PostView {
                 id: s("1"),
                 kind,
                 note: s(odd),
+                created_at: Some(s("t")),
+                status: Some(Status::Open),
+                expires_at: None,
+                ended_at: None,
             },
             PostView {
                 id: s("2"),
                 kind,
                 note: s("n"),
+                created_at: Some(s("t")),
+                status: Some(Status::Open),
+                expires_at: Some(s("e")),
+                ended_at: None,
             },
         ]);
     }
@@ -57,7 +81,22 @@ fn answers_as_serde_json_writes_them() {
     same(Waiting {
         messages: vec![m("1", odd), m(odd, "")],
     });
-    same(ThreadKey { thread_key: s(odd) });
+    same(ThreadKey {
+        thread_key: s(odd),
+        status: None,
+        ended_at: None,
+    });
+    same(ThreadKey {
+        thread_key: s(odd),
+        status: Some(Status::Closed),
+        ended_at: Some(s("c")),
+    });
+    same(Closed {
+        id: s("i"),
+        status: Status::Closed,
+        ended_at: s("c"),
+    });
+    same(Reported {});
     same(Callback {
         accepted: false,
         thread_key: None,

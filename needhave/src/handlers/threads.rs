@@ -6,6 +6,7 @@ use needhave_macros::{schema, FromBody, ToJson};
 use super::guard::{guarded, Guarded};
 use crate::api::Ctx;
 use crate::error::{ApiError, Code};
+use crate::handlers::life::message_removed;
 use crate::handlers::messages::MessageView;
 use crate::http::Id;
 use crate::rules;
@@ -88,17 +89,23 @@ pub async fn read(ctx: &Ctx, body: ThreadKeyBody) -> Result<Thread, ApiError> {
     let rows = ctx
         .store
         .all(
-            prepare(
-                "SELECT 0 AS part, a.post_id AS post_id, f.id AS id, f.text AS text, \
-                 f.created_at AS t, f.rowid AS r \
+            // A message the operator removed is left out; the thread goes
+            // on (its first row still names the post when the first
+            // message is the one removed).
+            prepare(concat!(
+                "SELECT 0 AS part, a.post_id AS post_id, \
+                 CASE WHEN NOT ",
+                message_removed!("f.id"),
+                " THEN f.id END AS id, f.text AS text, f.created_at AS t, f.rowid AS r \
                  FROM messages a JOIN messages f ON f.id = a.parent_id \
                  WHERE a.role = 'accept' AND a.thread_key_hash = ?1 \
                  UNION ALL \
-                 SELECT * FROM (SELECT 1, post_id, id, text, created_at, rowid FROM messages \
-                 WHERE role = 'later' AND thread_key_hash = ?1 \
-                 ORDER BY created_at DESC, rowid DESC LIMIT 100) \
-                 ORDER BY part, t, r",
-            )
+                 SELECT * FROM (SELECT 1, l.post_id, l.id, l.text, l.created_at, l.rowid FROM messages l \
+                 WHERE l.role = 'later' AND l.thread_key_hash = ?1 AND NOT ",
+                message_removed!("l.id"),
+                " ORDER BY l.created_at DESC, l.rowid DESC LIMIT 100) \
+                 ORDER BY part, t, r"
+            ))
             .bind(sha256_hex(&body.thread_key)),
         )
         .await?;

@@ -35,6 +35,14 @@ pub trait Exec: MaybeSend {
     fn origin(&self) -> String {
         super::identity::WEBSITE.to_string()
     }
+
+    /// What a tool's plan answered, as its result carries it, or `Err(cause)`
+    /// when it is not of the tool's shape. In process the answer is the
+    /// handlers' own and taken as it is; a client of a list over HTTP (the
+    /// stdio server) holds it to the tool's output schema.
+    fn answer(&self, _tool: &Tool, body: Value) -> Result<Value, String> {
+        Ok(body)
+    }
 }
 
 /// A tool's input schema, as `tools/list` gives it to clients.
@@ -66,16 +74,7 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
             continue;
         }
         let ty = property.get("type").and_then(Value::as_str).unwrap_or("");
-        let fits = match ty {
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "boolean" => value.is_boolean(),
-            "object" => value.is_object(),
-            "array" => value.is_array(),
-            _ => false,
-        };
-        if !fits {
+        if !is_of_type(value, ty) {
             return Err(["argument `", name, "` must be a ", ty].concat());
         }
     }
@@ -95,6 +94,21 @@ pub fn check_args(tool: &Tool, args: &Map<String, Value>) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// Whether `value` is of the JSON Schema `type` named `ty` (one name; an
+/// unknown one fits nothing).
+pub fn is_of_type(value: &Value, ty: &str) -> bool {
+    match ty {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "null" => value.is_null(),
+        _ => false,
+    }
 }
 
 /// The `tools/list` result, in table order: the checked-in one (see
@@ -224,8 +238,13 @@ pub async fn run<E: Exec + ?Sized>(
     args: &Map<String, Value>,
     exec: &E,
 ) -> Result<Ran, String> {
-    let present = |name: &str| args.get(name).is_some_and(|v| !v.is_null());
-    let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&present)) else {
+    // An argument picks its branch when given, and not `false`: an
+    // optional boolean (`close`) asks for its branch only when true.
+    let given = |name: &str| {
+        args.get(name)
+            .is_some_and(|v| !v.is_null() && *v != Value::Bool(false))
+    };
+    let Some(branch) = tool.branches.iter().find(|b| b.when.is_none_or(&given)) else {
         return Ok(Ran::Answer(400, error_body("bad_request")));
     };
     let mut merged = Map::new();
@@ -249,7 +268,8 @@ pub async fn run<E: Exec + ?Sized>(
             merged.extend(m);
         }
     }
-    Ok(Ran::Answer(status, Value::Object(merged)))
+    let answer = exec.answer(tool, Value::Object(merged))?;
+    Ok(Ran::Answer(status, answer))
 }
 
 /// One step's call: its path with the path arguments filled in, and its

@@ -58,6 +58,8 @@ enum Command {
         limits: LimitArgs,
         #[command(flatten)]
         group: GroupArgs,
+        #[command(flatten)]
+        reads: ReadArgs,
         /// Seconds a stop (SIGTERM, Ctrl-C) lets the requests in flight finish before it closes what is left.
         #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = seconds)]
         drain_timeout: f64,
@@ -71,7 +73,7 @@ enum Command {
     /// A stdio MCP server that is a client of the live list at NEEDHAVE_LIST_URL.
     Mcp {
         /// The list to talk to.
-        #[arg(long, env = "NEEDHAVE_LIST_URL", default_value = crate::native::stdio::DEFAULT_LIST_URL)]
+        #[arg(long, env = "NEEDHAVE_LIST_URL", hide_env_values = true, default_value = crate::native::stdio::DEFAULT_LIST_URL)]
         list_url: String,
     },
     /// Write a consistent copy of the database to OUT, also while a server is writing it.
@@ -158,6 +160,37 @@ impl GroupArgs {
     }
 }
 
+/// The read path's flags (see `store/sqlite/reads.rs`).
+#[derive(Args)]
+struct ReadArgs {
+    /// Milliseconds a read's statements may run; past it the read is stopped and answered 503 busy with Retry-After (writes have no budget).
+    #[arg(long, value_name = "MS", default_value_t = crate::store::sqlite::reads::BUDGET.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    statement_budget_ms: u64,
+    /// Reads of one client address (IPv6: per /64) run at once; more wait briefly in line, then get 503 busy. 0: no per-client share (also off when --max-connections-per-ip is 0 and no --client-ip-header names the client).
+    #[arg(long, value_name = "N", default_value_t = crate::store::sqlite::reads::PER_CLIENT)]
+    reads_per_client: usize,
+    /// Reads run at once, all clients together, each on a reader connection of its own [default: four a core, 8 to 64].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    readers: Option<u64>,
+    /// Reads past 10 ms that run at once; the others wait their turn, within their budget [default: one less than the cores, at least 1].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    slow_lanes: Option<u64>,
+}
+
+impl ReadArgs {
+    fn policy(&self) -> crate::store::sqlite::ReadPolicy {
+        let default = crate::store::sqlite::ReadPolicy::default();
+        crate::store::sqlite::ReadPolicy {
+            budget: std::time::Duration::from_millis(self.statement_budget_ms),
+            per_client: self.reads_per_client,
+            readers: self.readers.map_or(default.readers, |n| n as usize),
+            lanes: self.slow_lanes.map_or(default.lanes, |n| n as usize),
+            ..default
+        }
+    }
+}
+
 /// `http(s)://host[:port]`, without a trailing slash: an origin, no path.
 fn public_url(s: &str) -> Result<String, String> {
     let s = s.trim().trim_end_matches('/');
@@ -219,6 +252,7 @@ pub fn main() -> ExitCode {
             ip_salt,
             limits,
             group,
+            reads,
             drain_timeout,
             metrics_addr,
             exit_with_stdin,
@@ -238,6 +272,7 @@ pub fn main() -> ExitCode {
                         ip_salt,
                         limits: limits.limits(),
                         group: group.policy(),
+                        reads: reads.policy(),
                         drain: std::time::Duration::from_secs_f64(drain_timeout),
                         metrics_addr,
                         exit_with_stdin,

@@ -14,7 +14,9 @@
 //! `needhave_http_request_duration_seconds{method,route}`,
 //! `needhave_connections_open`, `needhave_connections_refused_total{reason}`,
 //! `needhave_limit_refusals_total{code}`, `needhave_group_commit_batches`,
-//! `needhave_group_commit_fsync_seconds`, `needhave_log_lines_dropped_total`,
+//! `needhave_group_commit_fsync_seconds`,
+//! `needhave_statements_interrupted_total{route}`,
+//! `needhave_reads_refused_total{route}`, `needhave_log_lines_dropped_total`,
 //! `needhave_database_bytes`, `needhave_wal_bytes`, `needhave_build_info`.
 
 use std::net::SocketAddr;
@@ -48,6 +50,11 @@ struct RequestLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     method: &'static str,
+    route: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteOnly {
     route: &'static str,
 }
 
@@ -140,6 +147,8 @@ struct Metrics {
     limits: Family<CodeLabels, Counter>,
     group_size: Histogram,
     fsync: Histogram,
+    interrupted: Family<RouteOnly, Counter>,
+    reads_refused: Family<RouteOnly, Counter>,
     dropped: Counter,
     db_bytes: Gauge<i64, AtomicI64>,
     wal_bytes: Gauge<i64, AtomicI64>,
@@ -198,6 +207,18 @@ impl Metrics {
             Unit::Seconds,
             fsync.clone(),
         );
+        let interrupted = Family::<RouteOnly, Counter>::default();
+        registry.register(
+            "statements_interrupted",
+            "Reads stopped at their statement budget and answered 503 busy, by route pattern",
+            interrupted.clone(),
+        );
+        let reads_refused = Family::<RouteOnly, Counter>::default();
+        registry.register(
+            "reads_refused",
+            "Reads answered 503 busy for want of a reader: their client's share or every reader taken for the whole wait, by route pattern",
+            reads_refused.clone(),
+        );
         let dropped = Counter::default();
         registry.register(
             "log_lines_dropped",
@@ -236,6 +257,8 @@ impl Metrics {
             limits,
             group_size,
             fsync,
+            interrupted,
+            reads_refused,
             dropped,
             db_bytes,
             wal_bytes,
@@ -469,6 +492,27 @@ fn known_method(method: &str) -> &'static str {
         "DELETE" => "DELETE",
         "PATCH" => "PATCH",
         _ => "other",
+    }
+}
+
+/// A request whose reads were declined `busy`: `(interrupted, refused)`,
+/// stopped at their budget and refused a reader.
+pub fn reads_declined(method: &str, path: &str, (interrupted, refused): (u32, u32)) {
+    let Some(m) = METRICS.get() else { return };
+    let api = &crate::routes::API;
+    let route = api
+        .route_of((api.resolve)(method, path))
+        .map_or("-", |r| r.path);
+    let labels = RouteOnly { route };
+    if interrupted > 0 {
+        m.interrupted
+            .get_or_create(&labels)
+            .inc_by(u64::from(interrupted));
+    }
+    if refused > 0 {
+        m.reads_refused
+            .get_or_create(&labels)
+            .inc_by(u64::from(refused));
     }
 }
 

@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::error::Code;
 use crate::handlers::posts::{LIST, LIST_TAG};
 use crate::http::{Request, Response};
-use crate::store::sqlite::SqliteStore;
+use crate::store::sqlite::{Caller, ReadPolicy, SqliteStore};
 use crate::store::Consistency;
 use crate::store::Store;
 use crate::{routes, rules};
@@ -49,6 +49,9 @@ pub struct Options {
     pub limits: Limits,
     /// Where a group commit closes (`store/sqlite/group.rs`).
     pub group: crate::store::sqlite::GroupPolicy,
+    /// Where reads run, their budget and their shares
+    /// (`store/sqlite/reads.rs`).
+    pub reads: ReadPolicy,
     /// How long a stop lets the requests in flight finish.
     pub drain: Duration,
     /// Where the Prometheus metrics listener binds, if anywhere.
@@ -84,6 +87,9 @@ struct State {
     client_ip_header: Option<String>,
     request_timeout: Duration,
     budget: Arc<Budget>,
+    /// Whether reads count against their client's share: not when every
+    /// connection is one proxy's and no header names the client.
+    read_share: bool,
     /// Whether `GET /posts` may be answered from the memo before the shared
     /// request is made ([`kept_list`]): the store has no sessions, so the
     /// request's own store serves the list, with no bookmark to resume or
@@ -102,6 +108,34 @@ impl std::fmt::Display for Dropped {
 }
 
 impl std::error::Error for Dropped {}
+
+/// The test switch that moves the server's clock: whole seconds ahead.
+pub const CLOCK_OFFSET_VAR: &str = "NEEDHAVE_TEST_NOW_OFFSET_S";
+
+/// Reads [`CLOCK_OFFSET_VAR`] once, at start-up, and moves the clock of
+/// everything the server does by it (a post's times, expiry, the rate
+/// windows, how long an answer may be kept): a test restarts a server on
+/// the same file "later" and sees its posts expire. Anything but a whole
+/// number of seconds is refused; a set value is logged as a warning, since
+/// a server whose clock is wrong gives wrong times to everyone.
+fn clock_offset() -> Result<(), String> {
+    let text = match std::env::var(CLOCK_OFFSET_VAR) {
+        Err(std::env::VarError::NotPresent) => return Ok(()),
+        Ok(text) if text.is_empty() => return Ok(()),
+        Ok(text) => text,
+        Err(std::env::VarError::NotUnicode(_)) => String::from("(not UTF-8)"),
+    };
+    let seconds: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{CLOCK_OFFSET_VAR}={text:?} is not a whole number of seconds"))?;
+    tracing::warn!(
+        seconds,
+        "{CLOCK_OFFSET_VAR} is set: this server's clock runs {seconds} s ahead (a test switch)"
+    );
+    crate::platform::set_clock_offset_s(seconds);
+    Ok(())
+}
 
 /// The operator's salt of the client-IP hashes, refused when empty; `None`
 /// when one is to be kept beside the database ([`kept_salt`]).
@@ -150,6 +184,7 @@ pub const EMPTY_SALT: &str = "the IP salt (--ip-salt or NEEDHAVE_IP_SALT) is emp
 /// address is bound, and a database file this start created is removed
 /// again if a later step fails.
 pub async fn run(opts: Options) -> Result<(), String> {
+    clock_offset()?;
     let given_salt = given_salt(&opts)?;
     let listener = TcpListener::bind(opts.addr)
         .await
@@ -159,7 +194,9 @@ pub async fn run(opts: Options) -> Result<(), String> {
         Some(addr) => Some(super::metrics::bind(addr).await?),
         None => None,
     };
-    let store = SqliteStore::open_with(&opts.db, opts.group).map_err(|e| e.to_string())?;
+    let store = SqliteStore::open_with(&opts.db, opts.group)
+        .map_err(|e| e.to_string())?
+        .with_reads(opts.reads);
     let ip_salt = match given_salt.map_or_else(|| kept_salt(&opts.db), Ok) {
         Ok(salt) => salt,
         Err(e) => {
@@ -250,6 +287,7 @@ pub async fn serve(
     let memo_list = !policy.general_only && store.session(Consistency::Replica).is_none();
     let state = Arc::new(State {
         kept_list: memo_list,
+        read_share: limits.max_connections_per_ip > 0 || policy.client_ip_header.is_some(),
         store,
         config: Arc::new(config),
         client_ip_header: policy.client_ip_header.map(|h| h.to_ascii_lowercase()),
@@ -441,6 +479,8 @@ async fn serve_one(
     let Some((mut request, body)) = head else {
         return Ok(too_many_headers());
     };
+    // The request's reads stopped at their budget, and refused a place.
+    let mut reads = (0, 0);
     // The whole request, headers included, within the deadline from its
     // first byte; a body still trickling in then is dropped unanswered. A
     // request without a body (every GET) has nothing to wait for: no timer
@@ -483,19 +523,26 @@ async fn serve_one(
             }
             let ip = client_ip::text(client_ip(&request, peer, state.client_ip_header.as_deref()));
             let ctx = Ctx::new(&routes::API, state.store.clone(), state.config.clone(), &ip);
+            // Its reads count against its client's share of the readers
+            // (`store::sqlite::reads`), the client as the per-IP limits
+            // count it; none when every peer is one proxy.
+            let caller = if state.read_share {
+                Caller::new(&crate::client::client_key(&ip))
+            } else {
+                Caller::default()
+            };
             // A handler panic must not take the connection, or the server,
             // with it: it is caught where it unwinds and becomes a 500. (A
             // task of its own per request did the same at the cost of a
             // spawn and a cross-thread wake-up on every call.) The store's
             // locks recover from poisoning, so nothing the panic interrupted
             // is left half-held.
-            let response = match AssertUnwindSafe(crate::handle(&request, &ctx))
-                .catch_unwind()
-                .await
-            {
+            let handled = AssertUnwindSafe(crate::handle(&request, &ctx)).catch_unwind();
+            let response = match caller.clone().scope(handled).await {
                 Ok(r) => r,
                 Err(_) => crate::refusal(&request, &state.config, Code::Internal),
             };
+            reads = (caller.interrupted(), caller.refused());
             let bytes = response.body.len();
             let held = match held {
                 Some(mut h) => {
@@ -524,6 +571,9 @@ async fn serve_one(
             started,
             &response.body,
         );
+    }
+    if reads != (0, 0) {
+        super::metrics::reads_declined(&request.method, &request.path, reads);
     }
     Ok(to_hyper(response))
 }
@@ -624,7 +674,8 @@ fn own_head(req: hyper::Request<Incoming>) -> Option<(Request, Incoming)> {
 /// `None`, and the request goes the general way, whenever anything could
 /// make the general path answer otherwise: another method, path or query,
 /// a body, too many headers, a bookmark, an `If-None-Match` that is not
-/// UTF-8, a memo that does not vouch for its list, no room in the budget
+/// UTF-8, a memo that does not vouch for its list (or a post it shows
+/// expires within the answer's max-age), no room in the budget
 /// now, or a panic.
 fn kept_list<B: hyper::body::Body>(
     req: &hyper::Request<B>,
@@ -657,7 +708,13 @@ fn kept_list<B: hyper::body::Body>(
                 return None;
             }
         }
-        let (version, json) = state.store.memo()?.current(LIST)?;
+        let now = crate::platform::now_ms();
+        let (version, json, until) = state.store.memo()?.current(LIST, now)?;
+        // Its headers say `LIST_CACHE`: only while no post it shows
+        // expires sooner (then the general path says less).
+        if until - now < i64::from(conditional::LIST_MAX_AGE) * 1000 {
+            return None;
+        }
         LIST_SHAPE.with_borrow_mut(|shape| {
             // Made again for another version, or another server in this
             // process (its own memo's text, its own configuration).
@@ -707,7 +764,7 @@ fn kept_list<B: hyper::body::Body>(
 /// The bare list's answers at one version of the memo, made by the shared
 /// pipeline's own steps, for [`kept_list`] to clone.
 struct ListShape {
-    version: i64,
+    version: crate::store::Version,
     json: Arc<str>,
     config: Arc<Config>,
     tag: String,
@@ -720,7 +777,11 @@ impl ListShape {
     /// The answers [`crate::handle`] gives `GET /posts` at `version`: the
     /// handler's 200 or 304 ([`crate::handlers::posts::list`]), then the
     /// headers every answer of a `GET` carries.
-    fn new(version: i64, json: Arc<str>, config: &Arc<Config>) -> Option<ListShape> {
+    fn new(
+        version: crate::store::Version,
+        json: Arc<str>,
+        config: &Arc<Config>,
+    ) -> Option<ListShape> {
         let req = Request::new("GET", "/posts");
         let tag = conditional::version_tag(LIST_TAG, version, "");
         let ok = Response::new(
@@ -894,6 +955,7 @@ mod tests {
             client_ip_header: None,
             request_timeout: Duration::from_secs(10),
             budget: Budget::new(budget::DEFAULT_BUDGET),
+            read_share: true,
             kept_list: true,
         }
     }

@@ -9,7 +9,9 @@
 //! origin's, so the feed is rendered per request; its tag is a version tag
 //! (see [`crate::conditional`]) of the list's version and the origin, and a
 //! reader that holds the current feed gets a 304 from one statement that
-//! returns one row.
+//! returns one row. Its entries are the list's: open posts only, so an
+//! entry's `updated` is its post's `published` (an ended post leaves the
+//! feed rather than changing in it).
 //!
 //! A note is text a stranger wrote: every character goes into the XML
 //! escaped ([`xml_text`]), carriage returns as `&#13;` (a parser would
@@ -18,11 +20,12 @@
 //! to have passed today's rules).
 
 use crate::api::Ctx;
-use crate::conditional::{self, LIST_CACHE};
+use crate::conditional::{self, LIST_MAX_AGE};
 use crate::error::Code;
 use crate::handlers::posts::{find, Filter, Kind};
 use crate::http::{Request, Response};
 use crate::origin::serving;
+use crate::platform::rfc3339;
 use crate::rules::LIST_SIZE;
 use crate::search::Words;
 use crate::store::{Row, RowExt};
@@ -49,8 +52,9 @@ pub async fn feed(req: &Request, ctx: &Ctx, kind: Option<Kind>, q: Option<Words>
         Err(e) => return Response::from_error(&e),
     };
     let tag = conditional::version_tag(FEED_TAG, found.version, &variant);
+    let cache = conditional::until(LIST_MAX_AGE, found.next_expiry, ctx.now_ms);
     if held == Some(found.version) {
-        return conditional::not_modified(&tag, LIST_CACHE);
+        return conditional::not_modified(&tag, &cache);
     }
     let entries: Vec<Entry> = found
         .rows
@@ -62,7 +66,7 @@ pub async fn feed(req: &Request, ctx: &Ctx, kind: Option<Kind>, q: Option<Words>
         return Response::error(Code::Internal);
     }
     let body = render(&origin, &query, &entries).into_bytes();
-    conditional::tagged(req, Response::new(200, MEDIA, body), &tag, LIST_CACHE)
+    conditional::tagged(req, Response::new(200, MEDIA, body), &tag, &cache)
 }
 
 /// The query string of a filtered feed's own address (`?kind=have&q=bike`),
@@ -192,41 +196,9 @@ pub fn xml_text(s: &str) -> String {
     super::escape(&carried).replace('\r', "&#13;")
 }
 
-/// Unix ms as an RFC 3339 time in UTC, to the millisecond.
-pub fn rfc3339(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms.rem_euclid(1000)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
-        assert_eq!(rfc3339(1_764_629_999_123), "2025-12-01T22:59:59.123Z");
-        assert_eq!(rfc3339(4_102_444_800_000), "2100-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
-    }
 
     #[test]
     fn hostile_text_is_escaped() {

@@ -362,7 +362,7 @@ pub const MOVE: [&str; 9] = [
 /// catch-up, whatever the move does. It waits while `words_filling` says
 /// that older posts wait to be indexed (`needhave d1-words`): a prefix
 /// that fill counts hot must reach every post moved before it.
-/// `schema.sql` and `migrations/0014` hold this text (a test checks).
+/// `schema.sql` and `migrations/0015` hold this text (a test checks).
 pub fn trigger() -> String {
     let mut sql = String::from(
         "CREATE TRIGGER IF NOT EXISTS words_move AFTER INSERT ON words_new\n\

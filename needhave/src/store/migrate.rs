@@ -35,12 +35,13 @@ use crate::rules::REFOLDED;
 /// (`store::hot_cold`). 0008 adds the table where a new post's words wait
 /// for the index; 0009 and 0011 set the index's leaf size ([`LEAVES`],
 /// [`YOUNG_LEAVES`]), fresh files included. 0013 changes what a post's
-/// words are while they wait, and the move that writes them; 0014 the
-/// move again, for prefixes of up to a hundred characters. An upgrade
-/// from 12 or later keeps the index, and gives the posts whose notes the
-/// current fold reads otherwise ([`REFOLDED`]) their new key's digest
-/// ([`refold_keys`]) and their new words beside the old ([`refold_words`]).
-pub const VERSION: i64 = 14;
+/// words are while they wait, and the move that writes them. 0014 gives a
+/// post its life ([`LIFE`]); 0015 writes the move again, for prefixes of
+/// up to a hundred characters. An upgrade from 12 or later keeps the
+/// index, and gives the posts whose notes the current fold reads otherwise
+/// ([`REFOLDED`]) their new key's digest ([`refold_keys`]) and their new
+/// words beside the old ([`refold_words`]).
+pub const VERSION: i64 = 15;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -69,9 +70,16 @@ const HOT_COLD: &str = include_str!("../../../migrations/0012_hot_cold.sql");
 /// whole), and the move that writes them out.
 const WAITING_RUNS: &str = include_str!("../../../migrations/0013_waiting_runs.sql");
 
-/// migrations/0014: the move that finds and promotes prefixes of up to a
+/// migrations/0014: a post's expiry, the decision rows that end it
+/// (`close`, `remove`) and report it (`report`), the table of open posts
+/// (`live`, every old post in it: open, never expiring) and the record of
+/// the ends (`post_ends`). The messages table is made again (its role
+/// CHECK changes), every row kept under its row number.
+const LIFE: &str = include_str!("../../../migrations/0014_life.sql");
+
+/// migrations/0015: the move that finds and promotes prefixes of up to a
 /// hundred characters.
-const DEEP_PREFIXES: &str = include_str!("../../../migrations/0014_deep_prefixes.sql");
+const DEEP_PREFIXES: &str = include_str!("../../../migrations/0015_deep_prefixes.sql");
 
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -134,6 +142,11 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     if has_table(conn, "posts")? && !has_column(conn, "posts", "note_key_hash")? {
         conn.execute_batch(SITES)?;
     }
+    // While every table its triggers name is there: the table it makes
+    // again is renamed, and SQLite checks the whole schema then.
+    if has_table(conn, "posts")? && !has_column(conn, "posts", "expires_at")? {
+        conn.execute_batch(LIFE)?;
+    }
     // An index of words of a file before 12 is one part, with prefix
     // lists: dropped, made again as the hot part, and filled below. From
     // 12 on, the two parts are kept.
@@ -148,7 +161,7 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     if from < 13 && has_table(conn, "words_new")? {
         conn.execute_batch(WAITING_RUNS)?;
     }
-    if from < 14 && has_table(conn, "words_new")? {
+    if from < 15 && has_table(conn, "words_new")? {
         conn.execute_batch(DEEP_PREFIXES)?;
     }
     conn.execute_batch(SCHEMA)?;

@@ -203,9 +203,23 @@ impl StoreError {
     pub fn is_unavailable(&self) -> bool {
         self.0.starts_with(Self::UNAVAILABLE)
     }
+
+    /// How a store's message begins when it declined to go on with a read
+    /// now (native: no reader was free, or the read ran past its budget):
+    /// the client hears 503 `busy` with `Retry-After`, since the same call
+    /// may pass in a moment.
+    pub const BUSY: &'static str = "busy: ";
+
+    pub fn is_busy(&self) -> bool {
+        self.0.starts_with(Self::BUSY)
+    }
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What `Retry-After` says to a read declined `busy`, in seconds: a reader
+/// is free again within a read's budget.
+pub const BUSY_RETRY_SECS: u32 = 1;
 
 /// Where a route's reads may come from, as the table says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,21 +270,58 @@ pub trait Store: MaybeSend {
     fn resume(&self, _bookmark: &str) {}
 }
 
+/// The public list's version: what moves whenever a page of it may have
+/// changed, read by the page's own statement. Three parts, each only
+/// growing and each one seek: the newest post's row number (a new post),
+/// the newest end by a row (`post_ends`: a close or a removal), and the
+/// latest expiry that has passed (an expiry happens with time, not with a
+/// write). Every part is computed from the database and the clock, so
+/// every process (every Worker isolate) computes the same version.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub posts: i64,
+    pub ends: i64,
+    pub expired: i64,
+}
+
+impl Version {
+    /// As the statement of a page writes it (`posts-ends-expired`), and as
+    /// a version tag carries it.
+    pub fn text(&self) -> String {
+        format!("{}-{}-{}", self.posts, self.ends, self.expired)
+    }
+
+    /// [`Version::text`] read back: three non-negative integers.
+    pub fn parse(text: &str) -> Option<Version> {
+        let mut parts = text.splitn(3, '-').map(|p| {
+            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse::<i64>().ok())
+                .flatten()
+        });
+        Some(Version {
+            posts: parts.next()??,
+            ends: parts.next()??,
+            expired: parts.next()??,
+        })
+    }
+}
+
 /// Serialized results (JSON text) kept under a version, one per key, for one
 /// database.
 ///
-/// The list is insert-only, so a result can be tied to a version the store
-/// reports cheaply (the public list to `max(rowid)` of `posts`): a handler
-/// asks for rows only when the version moved, in the same single statement,
-/// and otherwise answers from here. It never serves anything staler than
-/// that statement saw.
+/// A result of the list can be tied to a version the store reports cheaply
+/// ([`Version`]): a handler asks for rows only when the version moved, in
+/// the same single statement, and otherwise answers from here. It never
+/// serves anything staler than that statement saw.
 ///
 /// A store that can tell cheaply whether anything was committed since a
 /// result was checked vouches for it through a [`Clock`]: while the clock has
-/// not moved, the result is current without asking the database at all (an
-/// SQLite file reads the WAL index header other processes write too, an
-/// in-memory database counts its own writes). D1 is written by every isolate
-/// at once and has no such clock, so there the version is always checked.
+/// not moved, and until the next expiry the statement saw (`until`: a post
+/// ends then without a write), the result is current without asking the
+/// database at all (an SQLite file reads the WAL index header other
+/// processes write too, an in-memory database counts its own writes). D1 is
+/// written by every isolate at once and has no such clock, so there the
+/// version is always checked.
 ///
 /// It also keeps this database's hot set as far as this process has seen
 /// it (`rules::hot`), for the index of words alone: [`index::Index`] takes
@@ -300,9 +351,12 @@ const UNKNOWN: u64 = u64::MAX;
 
 struct Kept {
     key: &'static str,
-    version: i64,
+    version: Version,
     /// The clock when the version was last read.
     writes: u64,
+    /// Unix ms of the next expiry the version's statement saw: the kept
+    /// result is current only before it.
+    until: i64,
     json: Arc<str>,
 }
 
@@ -362,9 +416,10 @@ impl Memo {
         }
     }
 
-    /// The kept result and its version, if the clock vouches nothing was
-    /// written since its version was read.
-    pub fn current(&self, key: &str) -> Option<(i64, Arc<str>)> {
+    /// The kept result, its version and until when (Unix ms) it holds, if
+    /// the clock vouches nothing was written since its version was read and
+    /// no post has expired since (`now_ms` before that `until`).
+    pub fn current(&self, key: &str, now_ms: i64) -> Option<(Version, Arc<str>, i64)> {
         let now = self.writes();
         if now == UNKNOWN {
             return None;
@@ -372,11 +427,11 @@ impl Memo {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .iter()
-            .find(|e| e.key == key && e.writes == now)
-            .map(|e| (e.version, e.json.clone()))
+            .find(|e| e.key == key && e.writes == now && now_ms < e.until)
+            .map(|e| (e.version, e.json.clone(), e.until))
     }
 
-    pub fn get(&self, key: &str) -> Option<(i64, Arc<str>)> {
+    pub fn get(&self, key: &str) -> Option<(Version, Arc<str>)> {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .iter()
@@ -385,13 +440,22 @@ impl Memo {
     }
 
     /// Keeps `json` as of `version`, read when the write count was `writes`,
-    /// unless something newer is already kept (requests race).
-    pub fn put(&self, key: &'static str, version: i64, writes: u64, json: Arc<str>) {
+    /// current until `until` (Unix ms: the next expiry, `i64::MAX` when
+    /// none), unless something newer is already kept (requests race).
+    pub fn put(
+        &self,
+        key: &'static str,
+        version: Version,
+        writes: u64,
+        until: i64,
+        json: Arc<str>,
+    ) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let new = Kept {
             key,
             version,
             writes,
+            until,
             json,
         };
         match entries.iter_mut().find(|e| e.key == key) {
@@ -445,11 +509,15 @@ impl Store for Failing {
 }
 
 /// A store failure as handlers answer it: `unavailable` (503) when the
-/// file is gone, else `internal` (500); its detail goes to the operator's
-/// log, never to the client. Beside the store, so that the error codes name
-/// nothing of it.
+/// file is gone, `busy` (503, `Retry-After`) when a read was declined for
+/// now, else `internal` (500); its detail goes to the operator's log, never
+/// to the client (a declined read's to the metrics: there may be many).
+/// Beside the store, so that the error codes name nothing of it.
 impl From<StoreError> for crate::error::ApiError {
     fn from(e: StoreError) -> Self {
+        if e.is_busy() {
+            return crate::error::ApiError::retry_after(crate::error::Code::Busy, BUSY_RETRY_SECS);
+        }
         let mut line = String::from("store: ");
         line.push_str(&e.0);
         crate::platform::log_error(&line);

@@ -24,17 +24,22 @@
 //! at most the pages one batch changes, and never needed after a crash,
 //! since the WAL holds only committed transactions.
 //!
-//! Reads use a small pool of their own connections, which WAL lets run
-//! beside the writer, on the async thread (a statement is shorter than a hop
-//! to a blocking pool). The public list reads the WAL index header to know
-//! whether it changed (`walclock`), so it needs no lock at all; that is why
+//! Reads use a pool of their own connections, which WAL lets run beside
+//! the writer, on tokio's blocking pool rather than the async threads, each
+//! read under a budget of time and within its client's share of the
+//! readers (`reads`): a slow statement holds one reader, never a thread
+//! that every other request needs. The public list reads the WAL index
+//! header to know whether it changed (`walclock`), so it needs no lock at
+//! all, nor a statement while nothing changed; that is why
 //! the exclusive-locking VFS (`unix-excl`), which once saved the list its
 //! `fcntl` pair per read, is gone rather than kept behind a flag: the other
 //! reads are a handful of statements beside a fsync-bound write path.
 
 mod admit;
+pub mod beside;
 mod files;
 mod group;
+pub mod reads;
 mod run;
 pub mod segments;
 mod walclock;
@@ -42,6 +47,7 @@ mod walclock;
 use run::{run_one, unavailable};
 
 pub use group::{on_commit, Policy as GroupPolicy, Stats as GroupStats};
+pub use reads::{Caller, Policy as ReadPolicy};
 
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -67,8 +73,8 @@ pub struct SqliteStore {
     thread: Option<std::thread::JoinHandle<()>>,
     memo: Arc<Memo>,
     writer: Arc<Mutex<Connection>>,
-    /// Empty for `:memory:`, where every connection would be its own database.
-    readers: Mutex<Vec<Connection>>,
+    /// Where reads run, shared with the threads that run them.
+    reads: Arc<Readers>,
     path: Option<String>,
     /// The file and the identity it had when opened (`None` for `:memory:`).
     file: Option<(String, files::Identity)>,
@@ -95,9 +101,11 @@ impl SqliteStore {
 
     /// [`open`](Self::open), with writes grouped by `policy`.
     ///
-    /// A file that was there is first checked (`admit`): one that is not a
-    /// database, is damaged, is of a newer release or of another
-    /// application is refused, untouched. A file this open created is
+    /// A file this user cannot write (or whose directory it cannot write,
+    /// where SQLite makes its side files) is refused. A file that was there
+    /// is first checked (`admit`): one that is not a database, is damaged,
+    /// is of a newer release or of another application is refused,
+    /// untouched. A file this open created is
     /// removed again, with its side files, if the open fails. Every error
     /// names the path.
     pub fn open_with(path: &str, policy: GroupPolicy) -> StoreResult<Self> {
@@ -126,18 +134,40 @@ impl SqliteStore {
                 .map_err(|e| StoreError(format!("cannot create {path}: {e}")))?;
             Some(files::hold(path).map_err(|e| cannot(&e))?)
         };
+        if !memory {
+            files::writable(path).map_err(|e| StoreError(format!("cannot write {path}: {e}")))?;
+        }
         let writer = if memory {
             Connection::open_in_memory()?
         } else {
             Connection::open(path).map_err(|e| cannot(&e))?
         };
+        // SQLite's own word, after the kernel's: a file it could only open
+        // read-only would answer every write with an error.
+        if writer.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return Err(StoreError(format!(
+                "cannot write {path}: SQLite opened it read-only"
+            )));
+        }
+        // Without the journal yet: nothing is written before the file is
+        // admitted.
+        configure(&writer, false).map_err(|e| cannot(&e))?;
         if existed && !memory {
             admit::check(&writer, path).map_err(StoreError)?;
         }
-        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        // The upgrade runs in its own transaction, before the switch to
+        // WAL: a file it cannot bring to the schema (another application's
+        // that happens to have a `posts` table) is rolled back to exactly
+        // what it was, in the journal mode it had.
         let upgrade = super::migrate::apply(&writer).map_err(|e| {
             StoreError(format!("cannot bring {path} to this release's schema: {e}"))
         })?;
+        // Now the journal too: WAL stays with the file. Then a read, which
+        // opens the WAL index the memo's clock maps (below).
+        configure(&writer, !memory).map_err(|e| cannot(&e))?;
+        writer
+            .query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
+            .map_err(|e| cannot(&e))?;
         // After the upgrade, whose sorts may be as large as the list: from
         // here the writer's temporary data is a batch's savepoint journal.
         writer
@@ -184,8 +214,8 @@ impl SqliteStore {
             jobs: Mutex::new(Some(jobs)),
             thread: Some(thread),
             memo,
+            reads: Readers::new(path, &writer, &file, ReadPolicy::default()),
             writer,
-            readers: Mutex::new(Vec::new()),
             path: (!memory).then(|| path.to_string()),
             file,
             _held: held,
@@ -208,6 +238,18 @@ impl SqliteStore {
     /// What group commit has done so far (for the log at stop, and tests).
     pub fn group_stats(&self) -> &GroupStats {
         &self.stats
+    }
+
+    /// This store with its reads run by `policy` (`reads`) rather than the
+    /// default.
+    pub fn with_reads(mut self, policy: ReadPolicy) -> Self {
+        self.reads = Readers::new(
+            self.path.as_deref().unwrap_or(":memory:"),
+            &self.writer,
+            &self.file,
+            policy,
+        );
+        self
     }
 
     /// Direct access for tests and the benchmark seeder, never handlers.
@@ -247,9 +289,9 @@ impl SqliteStore {
     /// (`OUT.partial-PID`), fsynced, and only then linked to `out`, so a copy
     /// killed half-way never sits at the name of a backup. While the
     /// snapshot is read, no checkpoint can pass it and a busy server's WAL
-    /// grows; it is checkpointed after, so the WAL is left no larger than it
-    /// was found. The copy is a plain rollback-journal file, whole without
-    /// any `-wal`.
+    /// grows; it is truncated after (`truncate_wal`), so the WAL is left no
+    /// larger than it was found. The copy is a plain rollback-journal file,
+    /// whole without any `-wal`.
     pub fn backup(db: &str, out: &str) -> StoreResult<()> {
         let io = |what: &str, e: std::io::Error| StoreError(format!("{what}: {e}"));
         if std::fs::symlink_metadata(out).is_ok() {
@@ -280,50 +322,8 @@ impl SqliteStore {
         let _ = std::fs::remove_file(&partial);
         copied?;
         files::sync_parent(out).map_err(|e| io(out, e))?;
-        // PASSIVE when a server's writes keep the WAL busy: it still
-        // copies what it can; TRUNCATE empties it when nobody writes.
-        let _ = source
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-            .or_else(|_| source.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())));
+        truncate_wal(&source, std::time::Duration::from_secs(10));
         Ok(())
-    }
-
-    fn reader(&self) -> StoreResult<Option<Connection>> {
-        let Some(path) = &self.path else {
-            return Ok(None);
-        };
-        if let Some(c) = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop() {
-            return Ok(Some(c));
-        }
-        let c = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        configure(&c, false)?;
-        Ok(Some(c))
-    }
-
-    fn read(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
-        self.read_pooled(statements).map_err(|e| match &self.file {
-            // A read that fails because the file is gone says so.
-            Some((path, identity)) if files::Identity::of(path) != Some(*identity) => {
-                unavailable(path)
-            }
-            _ => e,
-        })
-    }
-
-    fn read_pooled(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
-        if let Some(conn) = self.reader()? {
-            let out = read_transaction(&conn, statements);
-            self.readers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(conn);
-            return out;
-        }
-        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        read_transaction(&conn, statements)
     }
 
     /// Queues a write batch for the writer thread (`group`).
@@ -335,6 +335,134 @@ impl SqliteStore {
             let _ = jobs.send(job);
         }
         answer
+    }
+}
+
+/// The read path: the readers' connections, and the places and budget
+/// of `reads`. Shared with the blocking threads reads run on.
+struct Readers {
+    /// `None` for `:memory:`, where every connection would be its own
+    /// database and reads take the writer's.
+    path: Option<String>,
+    /// Reader connections not in use: at most one a place.
+    idle: Mutex<Vec<Connection>>,
+    writer: Arc<Mutex<Connection>>,
+    file: Option<(String, files::Identity)>,
+    gate: Arc<reads::Gate>,
+    /// [`reads::SLOW_READS_FOR_TESTS`]: reads with a statement holding this
+    /// text are slowed.
+    slow_for_tests: Option<String>,
+}
+
+impl Readers {
+    fn new(
+        path: &str,
+        writer: &Arc<Mutex<Connection>>,
+        file: &Option<(String, files::Identity)>,
+        policy: ReadPolicy,
+    ) -> Arc<Readers> {
+        Arc::new(Readers {
+            path: (path != ":memory:").then(|| path.to_string()),
+            idle: Mutex::new(Vec::new()),
+            writer: writer.clone(),
+            file: file.clone(),
+            gate: reads::Gate::new(policy),
+            slow_for_tests: std::env::var(reads::SLOW_READS_FOR_TESTS)
+                .ok()
+                .filter(|s| !s.is_empty()),
+        })
+    }
+
+    /// A read batch, as a place among the readers allows and on a blocking
+    /// thread (`reads`).
+    async fn read(self: Arc<Self>, statements: Vec<Statement>) -> StoreResult<Vec<Vec<Row>>> {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // Polled outside tokio: nothing to hop from, nobody to share with.
+            return self.run(&statements);
+        };
+        let caller = Caller::current();
+        let place = match self
+            .gate
+            .enter(caller.as_ref().and_then(Caller::client))
+            .await
+        {
+            Ok(place) => place,
+            Err(why) => {
+                if let Some(c) = &caller {
+                    c.count_busy(false);
+                }
+                return Err(reads::refused(why));
+            }
+        };
+        let result = runtime
+            .spawn_blocking(move || {
+                let out = self.run(&statements);
+                // Held until the statements end, even if the request is gone.
+                drop(place);
+                out
+            })
+            .await
+            .unwrap_or_else(|e| Err(StoreError(format!("a read's thread failed: {e}"))));
+        if let (Some(c), Err(e)) = (&caller, &result) {
+            if e.is_busy() {
+                c.count_busy(true);
+            }
+        }
+        result
+    }
+
+    fn run(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        self.run_pooled(statements).map_err(|e| match &self.file {
+            // A read that fails because the file is gone says so.
+            Some((path, identity)) if files::Identity::of(path) != Some(*identity) => {
+                unavailable(path)
+            }
+            _ => e,
+        })
+    }
+
+    fn run_pooled(&self, statements: &[Statement]) -> StoreResult<Vec<Vec<Row>>> {
+        if let Some(conn) = self.reader()? {
+            let out = self.within_budget(&conn, statements);
+            self.idle
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(conn);
+            return out;
+        }
+        let conn = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.within_budget(&conn, statements)
+    }
+
+    fn within_budget(
+        &self,
+        conn: &Connection,
+        statements: &[Statement],
+    ) -> StoreResult<Vec<Vec<Row>>> {
+        self.gate.run(conn, |conn| {
+            if let Some(text) = &self.slow_for_tests {
+                if statements.iter().any(|s| s.sql.contains(text.as_str())) {
+                    conn.prepare_cached(reads::SPIN)?
+                        .query_row([], |_| Ok(()))?;
+                }
+            }
+            read_transaction(conn, statements)
+        })
+    }
+
+    fn reader(&self) -> StoreResult<Option<Connection>> {
+        let Some(path) = &self.path else {
+            return Ok(None);
+        };
+        if let Some(c) = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(Some(c));
+        }
+        let c = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        configure(&c, false)?;
+        Ok(Some(c))
     }
 }
 
@@ -371,6 +499,33 @@ fn configure(conn: &Connection, file: bool) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Empties the WAL of `conn`'s database into it and truncates the file to
+/// nothing, trying again until `within` has passed. A `TRUNCATE`
+/// checkpoint waits (the busy timeout) for the writer's lock and for every
+/// reader to reach the newest snapshot, then holds off writers for the
+/// copy; under a server's steady writes it can still give up, which SQLite
+/// reports in the answer's first column, not as an error, so each try reads
+/// it. Returns whether the WAL was truncated.
+fn truncate_wal(conn: &Connection, within: std::time::Duration) -> bool {
+    let started = std::time::Instant::now();
+    loop {
+        let busy = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+        match busy {
+            Ok(0) => return true,
+            _ if started.elapsed() >= within => {
+                tracing::warn!(
+                    target: "needhave::store",
+                    "the WAL could not be truncated after the backup: writers kept it busy"
+                );
+                return false;
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+}
+
 fn is_write(sql: &str) -> bool {
     let head = sql.trim_start().get(..6).unwrap_or("").to_ascii_uppercase();
     head != "SELECT" && !head.starts_with("WITH")
@@ -394,8 +549,7 @@ fn read_transaction(conn: &Connection, statements: &[Statement]) -> StoreResult<
 impl Store for SqliteStore {
     fn batch(&self, statements: Vec<Statement>) -> BoxFuture<'_, StoreResult<Vec<Vec<Row>>>> {
         if !statements.iter().any(|s| is_write(s.sql)) {
-            let result = self.read(&statements);
-            return Box::pin(async move { result });
+            return Box::pin(self.reads.clone().read(statements));
         }
         let answer = self.write(statements);
         Box::pin(async move {

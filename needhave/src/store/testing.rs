@@ -208,9 +208,13 @@ mod tests {
         let others = Counting::written_by_others(SqliteStore::open(":memory:").unwrap());
         let own = others.memo().unwrap();
         assert!(!std::ptr::eq(own, others.inner().memo().unwrap()));
-        own.put("posts", 1, own.writes(), "[]".into());
-        assert!(own.current("posts").is_none(), "no clock vouches for it");
-        assert_eq!(own.get("posts").map(|(v, _)| v), Some(1));
+        let version = crate::store::Version {
+            posts: 1,
+            ..Default::default()
+        };
+        own.put("posts", version, own.writes(), i64::MAX, "[]".into());
+        assert!(own.current("posts", 0).is_none(), "no clock vouches for it");
+        assert_eq!(own.get("posts").map(|(v, _)| v), Some(version));
 
         assert!(Counting::new(Toy::default()).memo().is_none());
     }

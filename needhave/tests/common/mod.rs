@@ -147,13 +147,42 @@ pub fn signal(child: &Child, sig: &str) {
     assert!(sent.success(), "kill -{sig} {}", child.id());
 }
 
+/// The database file of this binary's local list, when the binary asked
+/// for one ([`on_file`]) before its first request.
+static LOCAL_DB: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Whether the list under test is another host's (`NEEDHAVE_TEST_URL`).
+fn remote_url() -> Option<String> {
+    std::env::var("NEEDHAVE_TEST_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+}
+
 /// The list under test for this binary.
 pub fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
-    SERVER.get_or_init(|| match std::env::var("NEEDHAVE_TEST_URL") {
-        Ok(url) if !url.is_empty() => Server::at(&url),
-        _ => Server::spawn(&[]),
+    SERVER.get_or_init(|| match (remote_url(), LOCAL_DB.get()) {
+        (Some(url), _) => Server::at(&url),
+        (None, Some(db)) => {
+            let (child, url) = spawn_serve("127.0.0.1:0", db.to_str().unwrap(), &[]);
+            let mut s = Server::at(&url);
+            s.child = Some(Mutex::new(child));
+            s
+        }
+        (None, None) => Server::spawn(&[]),
     })
+}
+
+/// Makes this binary's local list one on a database file (not in memory),
+/// whose path it returns, for tests that also write the file beside the
+/// server, as its operator does; `None` when the list under test is
+/// another host's. Called before the binary's first request.
+pub fn on_file() -> Option<&'static std::path::Path> {
+    if remote_url().is_some() {
+        return None;
+    }
+    let db = LOCAL_DB.get_or_init(|| scratch("list").join("list.db"));
+    Some(db.as_path())
 }
 
 fn random_u32() -> u32 {
@@ -189,6 +218,44 @@ pub fn listed(v: &serde_json::Value) -> Vec<String> {
         .iter()
         .map(|p| p["id"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// The samples of a Prometheus text scrape, by series (name and labels).
+pub fn samples(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+/// A scrape of the metrics listener `metrics` (`--metrics-addr`), in the
+/// Prometheus text format, by series.
+pub async fn scrape(metrics: &Server) -> std::collections::HashMap<String, f64> {
+    let r = send_to(
+        metrics,
+        std::net::Ipv4Addr::LOCALHOST,
+        "GET",
+        "/metrics",
+        None,
+        &[],
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert!(r
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    samples(&r.text())
+}
+
+/// A loopback address with a port nobody listens on now, for a second
+/// listener (`--metrics-addr`).
+pub fn free_port() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
 }
 
 /// A fresh, empty directory of the calling test's own under the system's
@@ -260,6 +327,79 @@ impl Resp {
 pub fn seen() -> &'static Mutex<HashSet<(String, String, u16)>> {
     static SEEN: OnceLock<Mutex<HashSet<(String, String, u16)>>> = OnceLock::new();
     SEEN.get_or_init(Default::default)
+}
+
+/// Declares each scenario (an `async fn` of the binary's) as a test of its
+/// own, `each::NAME`, and `run_all()`, which runs them all in order, for
+/// the binary's coverage test ([`unseen`]). With `setup PATH;` first,
+/// each test calls `PATH()` before its scenario.
+#[macro_export]
+macro_rules! scenarios {
+    (setup $setup:path; $($name:ident),* $(,)?) => {
+        mod each {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    $setup();
+                    super::$name().await
+                }
+            )*
+        }
+
+        async fn run_all() {
+            $( $name().await; )*
+        }
+    };
+    ($($name:ident),* $(,)?) => {
+        $crate::scenarios!(setup $crate::common::no_setup; $($name),*);
+    };
+}
+
+/// The setup of scenarios that need none.
+pub fn no_setup() {}
+
+/// The statuses of the table's routes that `wanted` asks for and no
+/// request of `scenarios` (a binary's `run_all()`, run on a runtime of its
+/// own) was answered with, each as `METHOD /path STATUS`: a status nobody
+/// can produce is a lie in the OpenAPI document.
+pub fn unseen(
+    scenarios: impl std::future::Future<Output = ()>,
+    wanted: impl Fn(&needhave::api::Route, u16) -> bool,
+) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(scenarios);
+    let seen = seen().lock().unwrap().clone();
+    let mut missing = Vec::new();
+    for route in needhave::routes::ROUTES {
+        for status in route.statuses().filter(|s| wanted(route, *s)) {
+            if !seen.contains(&(route.method.to_string(), route.path.to_string(), status)) {
+                missing.push(format!("{} {} {}", route.method, route.path, status));
+            }
+        }
+    }
+    missing
+}
+
+/// What a stopped child wrote to its piped stderr.
+pub fn stderr_of(child: &mut Child) -> String {
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut log).unwrap();
+    log
+}
+
+/// Whether `status` of `route` is one of a post's life that
+/// `tests/life.rs` produces, on a list of its own whose database file it
+/// writes the operator's removals into: every answer of a close and of a
+/// report, every 410 (removed), and a first reply's 409 (ended).
+/// `tests/http.rs` leaves exactly these to it.
+pub fn is_life_status(route: &needhave::api::Route, status: u16) -> bool {
+    matches!(route.path, "/posts/:id/close" | "/posts/:id/report")
+        || status == 410
+        || (route.method == "POST" && route.path == "/posts/:id/messages" && status == 409)
 }
 
 /// A client speaking from one IP.
@@ -445,6 +585,14 @@ pub struct Post {
     pub id: String,
     pub secret: String,
     pub note: String,
+}
+
+/// A post of `kind` with `note` on `server`, from a fresh address: the
+/// answer, whatever it is.
+pub async fn create_on(server: &Server, kind: &str, note: &str) -> Resp {
+    let body = serde_json::json!({"kind": kind, "note": note});
+    let body = Some(body.to_string().into_bytes());
+    send_to(server, fresh_ip(), "POST", "/posts", body, &[]).await
 }
 
 pub async fn create_post(kind: &str) -> Post {

@@ -225,6 +225,36 @@ async fn every_tool_along_one_full_flow() {
     )
     .await);
     assert_eq!(later["post_id"], id.as_str());
+    // The post's life: closed by its author (accept_reply's third
+    // branch), read as closed; a post given an expiry.
+    let closed = ok(&tool(
+        &author,
+        "accept_reply",
+        json!({"post_id": id, "secret": secret, "close": true}),
+    )
+    .await);
+    assert_eq!(closed["status"], "closed");
+    let read = ok(&tool(&author, "read_post", json!({"id": id})).await);
+    assert_eq!(
+        (&read["status"], &read["ended_at"]),
+        (&json!("closed"), &closed["ended_at"])
+    );
+    let brief = ok(&tool(
+        &author,
+        "create_have",
+        json!({"note": super::fresh_note("modern have for a week"), "expires_in": 604_800}),
+    )
+    .await);
+    assert!(brief["expires_at"].is_string());
+    tool_err(
+        &tool(
+            &author,
+            "accept_reply",
+            json!({"post_id": id, "secret": secret, "close": true}),
+        )
+        .await,
+        "ended",
+    );
     // A list rule and an argument error: isError results in this era too.
     tool_err(
         &tool(&author, "create_need", json!({"note": note})).await,

@@ -3,7 +3,10 @@
 //! schema this build knows (`user_version` at most [`migrate::VERSION`]),
 //! and the list's own (no tables the schema does not make). A file that
 //! fails is refused with its own message and left exactly as it was: the
-//! checks only read, and the switch to WAL and any upgrade come after them.
+//! checks only read, and any upgrade and then the switch to WAL come after
+//! them. An upgrade that fails (a file of another application with a
+//! `posts` table of its own passes these checks) rolls back in the
+//! file's own journal, so that file too is left byte for byte.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

@@ -32,16 +32,56 @@ pub fn remove_created(path: &str) {
     }
 }
 
+/// `Err` naming the cause unless this process may write `path` and make
+/// its side files (`-wal`, `-shm`, the salt) beside it. SQLite opens a file
+/// it may only read as read-only without a word, and the server would then
+/// start, say it is healthy, and answer 500 to every write; so the start
+/// asks first. `access(2)` asks the kernel with this process's own ids, so
+/// modes, ACLs and a read-only mount all count, and root passes as root
+/// can write.
+pub fn writable(path: &str) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::ffi::CString;
+        let check = |what: &std::path::Path, mode: libc::c_int, name: &str| {
+            let c = CString::new(what.as_os_str().as_encoded_bytes())
+                .map_err(|_| io::Error::other("a path with a NUL byte"))?;
+            // SAFETY: a plain system call on a NUL-terminated path we own.
+            if unsafe { libc::access(c.as_ptr(), mode) } == 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            Err(io::Error::new(e.kind(), format!("{name}: {e}")))
+        };
+        check(
+            std::path::Path::new(path),
+            libc::R_OK | libc::W_OK,
+            "the file is not writable for this user",
+        )?;
+        check(
+            directory(path),
+            libc::W_OK | libc::X_OK,
+            "its directory is not writable for this user (SQLite makes -wal and -shm there)",
+        )?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// The directory `path` names a file in (`.` for a bare name).
+#[cfg(unix)]
+fn directory(path: &str) -> &std::path::Path {
+    std::path::Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+}
+
 /// Makes a new name in `path`'s directory durable (fsync of the directory).
 pub fn sync_parent(path: &str) -> io::Result<()> {
     #[cfg(unix)]
-    {
-        let dir = std::path::Path::new(path)
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        std::fs::File::open(dir)?.sync_all()?;
-    }
+    std::fs::File::open(directory(path))?.sync_all()?;
     #[cfg(not(unix))]
     let _ = path;
     Ok(())

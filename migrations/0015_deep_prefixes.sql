@@ -1,4 +1,4 @@
--- D1 migration 0014: the hot set keeps prefixes of up to a hundred
+-- D1 migration 0015: the hot set keeps prefixes of up to a hundred
 -- characters after the kind's mark (rules::hot::DEEPEST) where it kept
 -- eight, so that a query word that many notes' words begin with has a list
 -- of its own in the hot part however long it is, rather than a merge of
