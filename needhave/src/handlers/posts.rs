@@ -336,8 +336,8 @@ const KIND_SQL: &str = page_sql!(
      ORDER BY live.post DESC"
 );
 
-/// A page of the posts whose words hold every term of `?7` (a JSON array,
-/// unmarked) of the kinds whose marks are `?5` (a JSON array), in three
+/// A page of the open posts whose words hold every term of `?7` (a JSON
+/// array, unmarked) of the kinds whose marks are `?5` (a JSON array), in three
 /// parts after the version row: the posts whose words wait in `words_new`
 /// (fewer than [`PENDING_MAX`](crate::store::PENDING_MAX)) and hold every
 /// needle of `?6` ([`Words::needles`]: the same terms, matched by
@@ -375,17 +375,23 @@ pub const WORDS_SQL: &str = concat!(
         concat!(
             "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, posts.expires_at \
              FROM words_new JOIN posts ON posts.rowid = words_new.post \
+             CROSS JOIN live ON live.post = posts.rowid \
+             AND (live.expires_at IS NULL OR live.expires_at > ?8) \
              WHERE words_new.post < ?4 AND ",
             crate::search::holds_needles!("words_new.words", "?6"),
             " ORDER BY words_new.post DESC"
         ) => "-1",
         "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, \
          posts.expires_at FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
+         CROSS JOIN live ON live.post = posts.rowid \
+         AND (live.expires_at IS NULL OR live.expires_at > ?8) \
          WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
          WHERE all_hot), '\"\u{b7}none\"') \
          AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER)" |
         "post_cold.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, \
          posts.expires_at FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
+         CROSS JOIN live ON live.post = posts.rowid \
+         AND (live.expires_at IS NULL OR live.expires_at > ?8) \
          WHERE post_cold MATCH coalesce((SELECT group_concat(cold_e, ' OR ') FROM kinds \
          WHERE NOT all_hot), '\"\u{b7}none\"') \
          AND post_cold.rowid > 268435456 - CAST(?4 AS INTEGER) \
