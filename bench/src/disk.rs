@@ -22,7 +22,7 @@
 //! it (words of one to ten random letters, base64url, hex), and ordinary
 //! notes (words of a 5,000-word vocabulary, Zipf's law), whose words a
 //! young list has not seen yet. It reports; it asserts nothing
-//! (docs/finding.md, "The disk bound").
+//! (docs/design/search-costs.md, "The disk bound").
 
 use std::path::Path;
 use std::sync::Arc;

@@ -116,8 +116,9 @@ pub fn seed_grouped(
             // what a page costs. With STAT4's samples of `post_words_idx`,
             // SQLite prepares FTS5's own lookup statement again at every
             // bind (its range on that index depends on the bound term), once
-            // per term and segment of every page (docs/finding.md,
-            // "Instructions per query").
+            // per term and segment of every page
+            // (docs/design/search-index.md, "Segments, and the writer's
+            // merging").
             c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
             Ok(())
         })
