@@ -430,6 +430,7 @@ pub async fn run(
     let mut results: [Vec<Timings>; 2] = [Vec::new(), Vec::new()];
     let mut sizes = Vec::new();
     let mut notes = Vec::new();
+    let mut live = Vec::new();
     for n in [small, large] {
         let path = work
             .join(format!("search-{n}.db"))
@@ -463,6 +464,7 @@ pub async fn run(
             row.push(time(&ctx, q, rounds).await);
         }
         results[1].push(row);
+        live.push((n, live_pairs(&path, rounds)?));
         notes.push(format!(
             "{n} posts: as written {written}; after an idle moment {idle} ({steps} merge steps, {secs:.1} s)"
         ));
@@ -480,6 +482,7 @@ pub async fn run(
         large,
         &results[1],
     );
+    print_live(&live);
     println!();
     for note in notes {
         println!("{note}");
@@ -530,6 +533,117 @@ pub async fn run(
     Ok(())
 }
 
+/// The marks of the kinds a page asks for, as the list binds them.
+fn marks(kind: Option<Kind>) -> &'static str {
+    match kind {
+        Some(Kind::Need) => "[\"\u{207f}\"]",
+        Some(Kind::Have) => "[\"\u{2b0}\"]",
+        None => "[\"\u{207f}\",\"\u{2b0}\"]",
+    }
+}
+
+/// Each query's p50 with the join to `live` and without it, µs (`None`:
+/// no words statement, or no such page).
+type LivePairs = Vec<Option<(f64, f64)>>;
+
+/// p50 in microseconds of each query's page statement with its join to
+/// `live` and without it ([`without_live`]), on the file at `path` after
+/// its idle moment: one read-only connection, the two statements run in
+/// turn each round (which goes first alternating), every row read. The
+/// bench's posts are all open, so both give the same page: what is timed
+/// is the join's seek a post. The bare kind's page has no words statement.
+fn live_pairs(path: &str, rounds: usize) -> Result<LivePairs, String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| e.to_string())?;
+    let without = without_live();
+    let mut with_live = conn
+        .prepare(needhave::handlers::posts::WORDS_SQL)
+        .map_err(|e| e.to_string())?;
+    let mut no_live = conn.prepare(&without).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for query in QUERIES {
+        let Some(words) = query.q.and_then(Words::parse) else {
+            out.push(None);
+            continue;
+        };
+        let marks = marks(query.kind);
+        let (needles, terms) = (words.needles(query.kind), words.terms());
+        let fetch = i64::from(query.limit) + 1;
+        // One page of `stmt` below `before`: its posts' row numbers.
+        let run = |stmt: &mut rusqlite::Statement, before: i64| -> rusqlite::Result<Vec<i64>> {
+            stmt.query_map(
+                params!["", "", fetch, before, marks, needles, terms, 0],
+                |r| r.get::<_, Option<i64>>(1),
+            )?
+            .filter_map(|r| r.transpose())
+            .collect()
+        };
+        // The page's cursor; no such page on a list too small for it.
+        let mut before = Some(1i64 << 53);
+        for _ in 0..query.skip {
+            let Some(below) = before else { break };
+            let rows = run(&mut with_live, below).map_err(|e| e.to_string())?;
+            before = rows
+                .get(query.limit as usize - 1)
+                .copied()
+                .filter(|_| rows.len() > query.limit as usize);
+        }
+        let Some(before) = before else {
+            out.push(None);
+            continue;
+        };
+        let (mut a, mut b) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+        for round in 0..rounds {
+            for first in [round % 2 == 0, round % 2 == 1] {
+                let (stmt, samples) = if first {
+                    (&mut with_live, &mut a)
+                } else {
+                    (&mut no_live, &mut b)
+                };
+                let t = Instant::now();
+                let rows = run(stmt, before).map_err(|e| e.to_string())?;
+                samples.push(t.elapsed().as_nanos() as u64);
+                std::hint::black_box(rows);
+            }
+        }
+        a.sort_unstable();
+        b.sort_unstable();
+        out.push(Some((percentile(&a, 0.5) / 1e3, percentile(&b, 0.5) / 1e3)));
+    }
+    Ok(out)
+}
+
+fn print_live(live: &[(u64, LivePairs)]) {
+    println!(
+        "\nThe words statement with its join to the open posts (live) against without it, \
+         p50 µs, the two in turn each round, after the idle moment:\n"
+    );
+    let mut header = "| query |".to_string();
+    let mut rule = "|---|".to_string();
+    for (n, _) in live {
+        header.push_str(&format!(" {n}: with / without | ratio |"));
+        rule.push_str("---|---|");
+    }
+    println!("{header}\n{rule}");
+    for (i, q) in QUERIES.iter().enumerate() {
+        if q.q.is_none() {
+            continue;
+        }
+        let mut line = format!("| {} |", q.name);
+        for (_, row) in live {
+            match row[i] {
+                Some((with, without)) => line.push_str(&format!(
+                    " {with:.0} / {without:.0} | {:.2}× |",
+                    with / without
+                )),
+                None => line.push_str(" — | — |"),
+            }
+        }
+        println!("{line}");
+    }
+}
+
 /// The page statement of an index that holds the row numbers as they are
 /// (a file of version 6), walked newest first against FTS5's order: what
 /// `search-page --falling` runs, to compare with the store's own.
@@ -541,12 +655,32 @@ const FALLING_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS
      ORDER BY post_words.rowid DESC \
      LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)";
 
+/// What each part of the words statement joins to, so that an ended post
+/// is never found (`handlers::posts::WORDS_SQL`): the rows of `live`.
+const LIVE_JOIN: &str = "CROSS JOIN live ON live.post = posts.rowid \
+     AND (live.expires_at IS NULL OR live.expires_at > ?8) ";
+
+/// The words statement without its join to `live`, in each of its three
+/// parts: what the join costs a page is the difference.
+fn without_live() -> String {
+    let sql = needhave::handlers::posts::WORDS_SQL;
+    assert_eq!(
+        sql.matches(LIVE_JOIN).count(),
+        3,
+        "the join to live, as the list writes it"
+    );
+    sql.replace(LIVE_JOIN, "")
+}
+
 /// Runs the first page of a query `runs` times on a file, as the store
 /// runs it (the words statement, bound alike, every row read), on one
 /// connection opened read-only: the unit callgrind counts in
 /// `bench/search-instructions.sh` (the instructions of `runs` = 11 less
 /// those of `runs` = 1, over 10, are a page's on a warm page cache).
-/// `falling`: the statement of a file of version 6 ([`FALLING_SQL`]).
+/// `falling`: the statement of a file of version 6 ([`FALLING_SQL`]);
+/// `live`: false for the list's statement without its join to `live`
+/// ([`without_live`]).
+#[allow(clippy::too_many_arguments)]
 pub fn page_statement(
     db: &str,
     q: &str,
@@ -555,6 +689,7 @@ pub fn page_statement(
     runs: u64,
     falling: bool,
     pages: u64,
+    live: bool,
 ) -> Result<(), String> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -563,17 +698,15 @@ pub fn page_statement(
     let expression = words.expression(kind).ok_or("no word in the query")?;
     let needles = words.needles(kind);
     let terms = words.terms();
-    let marks = match kind {
-        Some(Kind::Need) => "[\"\u{207f}\"]",
-        Some(Kind::Have) => "[\"\u{2b0}\"]",
-        None => "[\"\u{207f}\",\"\u{2b0}\"]",
-    };
+    let marks = marks(kind);
     let sql = if falling {
-        FALLING_SQL
+        FALLING_SQL.to_string()
+    } else if live {
+        needhave::handlers::posts::WORDS_SQL.to_string()
     } else {
-        needhave::handlers::posts::WORDS_SQL
+        without_live()
     };
-    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    let mut stmt = conn.prepare(&sql).map_err(|e| e.to_string())?;
     // Version 6's statement takes an FTS5 expression; the list's, the
     // kinds' marks, the needles and the terms.
     let bound = |before: i64| -> Vec<Box<dyn rusqlite::ToSql>> {
