@@ -1,4 +1,4 @@
-//! What a post costs on disk against the bound of three times its note's
+//! What a post costs on disk against the bound of five times its note's
 //! UTF-8 bytes plus 1 KiB, for notes of many shapes: each case writes
 //! `posts` posts through the list's own create (in process, each from an
 //! IPv6 site of its own, so every row keeps a site hash) into a fresh
@@ -227,7 +227,7 @@ pub async fn run(work: &Path, after: u64, posts: u64, pgsz: Option<u64>) -> Resu
         let file = label.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
         let (note_bytes, on_disk, worst) =
             per_post(work, &file, (after, posts), pgsz, note.as_ref()).await?;
-        let bound = 3 * note_bytes + 1024;
+        let bound = 5 * note_bytes + 1024;
         let worst = match after {
             0 => format!("{:.2}× ({})", worst.ratio(), worst.posts),
             _ => "—".into(),
