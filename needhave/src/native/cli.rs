@@ -122,9 +122,13 @@ enum Command {
     },
     /// Print the OpenAPI document the table generates.
     Openapi,
-    /// D1 upgrade: read `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid"` on stdin, print the UPDATEs that give those posts their normalized keys.
-    D1Keys,
-    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the hot set, and the posts the index of words does not hold), print the SQL that indexes them in both parts and lets the move go on. Also rebuilds the index after an import of exported tables.
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-keys --query)"` on stdin (the posts without a key's digest, and those whose notes the current rule folds otherwise), print the UPDATEs that give those posts their normalized keys' digests.
+    D1Keys {
+        /// Print the SELECT whose --json output this command reads, and exit.
+        #[arg(long)]
+        query: bool,
+    },
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the hot set, the posts the index of words does not hold, and those whose notes the current rule folds otherwise), print the SQL that indexes them in both parts and lets the move go on. Also rebuilds the index after an import of exported tables.
     D1Words {
         /// Print the SELECTs whose --json output this command reads, and exit.
         #[arg(long)]
@@ -320,7 +324,11 @@ pub fn main() -> ExitCode {
         Command::Mcp { list_url } => {
             crate::native::stdio::run(&list_url).map_err(|e| e.to_string())
         }
-        Command::D1Keys => {
+        Command::D1Keys { query: true } => {
+            println!("{}", crate::store::migrate::d1_keys_query());
+            Ok(())
+        }
+        Command::D1Keys { query: false } => {
             let mut input = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
                 .map_err(|e| e.to_string())
@@ -328,7 +336,7 @@ pub fn main() -> ExitCode {
                 .map(|sql| print!("{sql}"))
         }
         Command::D1Words { query: true } => {
-            println!("{}", crate::store::migrate::D1_UNINDEXED);
+            println!("{}", crate::store::migrate::d1_unindexed());
             Ok(())
         }
         Command::D1Words { query: false } => {
