@@ -29,8 +29,8 @@ use needhave::rules::words::waiting_text;
 use needhave::secrets::sha256_hex;
 use needhave::store::{PENDING_MAX, WORDS_BASE, WORDS_GROWN, WORDS_LEAF};
 
+use crate::corpus::search_note as note;
 use crate::ended::{self, Fate};
-use crate::search::note;
 
 /// Rows per INSERT: a note row is about 250 bytes of SQL.
 const ROWS: u64 = 200;

@@ -63,11 +63,7 @@ pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result
         request.headers.push(("host".into(), authority.to_string()));
     }
 
-    // A test switch, as `needhave serve`'s: the clock this many whole
-    // seconds ahead (the Worker's tests see posts expire).
-    if let Ok(seconds) = text(&env, "NEEDHAVE_TEST_NOW_OFFSET_S").parse::<i64>() {
-        platform::set_clock_offset_s(seconds);
-    }
+    test_clock(&env);
     let started = platform::now_ms();
     let usage = std::rc::Rc::new(Usage::default());
     // Before the body: its early refusals speak CORS like every answer.
@@ -132,6 +128,7 @@ const SWEEP_MS: i64 = 20_000;
     js_sys = worker::js_sys
 )]
 pub async fn scheduled(_event: JsValue, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
+    test_clock(&env);
     let started = platform::now_ms();
     let Some(db) = d1(&env) else {
         platform::log_error("sweep: no D1 binding DB");
@@ -165,6 +162,15 @@ pub async fn scheduled(_event: JsValue, env: JsValue, _ctx: JsValue) -> Result<J
     Ok(JsValue::UNDEFINED)
 }
 
+/// A test switch, as `needhave serve`'s: the clock this many whole
+/// seconds ahead (the Worker's tests see posts expire, and the sweep reads
+/// the same clock as the answers).
+fn test_clock(env: &JsValue) {
+    if let Ok(seconds) = text(env, "NEEDHAVE_TEST_NOW_OFFSET_S").parse::<i64>() {
+        platform::set_clock_offset_s(seconds);
+    }
+}
+
 /// A text binding (a secret or a var); missing or not text: empty.
 fn text(env: &JsValue, name: &str) -> String {
     Reflect::get(env, &JsValue::from_str(name))
@@ -186,6 +192,7 @@ fn config(env: &JsValue) -> Config {
         ip_salt,
         allowed_origins,
         allowed_hosts: None,
+        abuse_contact: Some(text(env, "ABUSE_CONTACT")).filter(|c| !c.is_empty()),
         ..Default::default()
     }
 }

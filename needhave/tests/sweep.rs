@@ -885,9 +885,8 @@ fn an_index_written_again_leaves_ended_posts_out() {
         post(rowid);
     }
     close(104);
-    let (_, unindexed) = needhave::store::migrate::D1_UNINDEXED
-        .split_once("; ")
-        .unwrap();
+    let query = needhave::store::migrate::d1_unindexed();
+    let unindexed = query.split("; ").nth(1).unwrap();
     let mut s = conn.prepare(unindexed).unwrap();
     let ids: Vec<String> = s
         .query_map([], |r| r.get(0))
