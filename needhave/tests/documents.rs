@@ -252,3 +252,57 @@ fn npm_scripts() {
     );
     assert!(repo_file(".npmrc").lines().any(|l| l == "loglevel=silent"));
 }
+
+/// Every document route names the documents it is made from, or the
+/// Worker would answer it from a document it never loaded; the routes of
+/// the list's data name none.
+#[test]
+fn each_document_route_names_its_assets() {
+    use needhave::assets::Asset;
+    use needhave::http::Request;
+    use needhave::pages::assets::needed as assets_for;
+    use needhave::pages::documents;
+    let data = ["/healthz", "/posts", "/posts.atom"];
+    for route in documents(&API) {
+        for method in ["GET", "HEAD"] {
+            let named = assets_for(&Request::new(method, route.path));
+            assert_eq!(
+                named.is_empty(),
+                data.contains(&route.path),
+                "{method} {}: {named:?}",
+                route.path
+            );
+        }
+    }
+    let mut markdown = Request::new("GET", "/");
+    markdown
+        .headers
+        .push(("accept".into(), "text/markdown".into()));
+    assert_eq!(assets_for(&markdown), [Asset::Markdown]);
+    assert_eq!(assets_for(&Request::new("GET", "/")), [Asset::Html]);
+    let mcp = assets_for(&Request::new("POST", "/mcp"));
+    assert!(mcp.contains(&Asset::Mcp) && mcp.contains(&Asset::Skill));
+    assert!(assets_for(&Request::new("OPTIONS", "/")).is_empty());
+    assert!(assets_for(&Request::new("POST", "/posts")).is_empty());
+}
+
+/// The Worker's assets directory holds exactly the documents it fetches,
+/// each the text the native server carries.
+#[test]
+fn the_assets_directory_is_the_documents() {
+    use needhave::assets::Asset;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("documents");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    let mut named: Vec<String> = Asset::ALL.iter().map(|a| a.file().to_string()).collect();
+    named.sort();
+    assert_eq!(files, named, "needhave/documents/ against Asset::ALL");
+    for asset in Asset::ALL {
+        let text = std::fs::read_to_string(dir.join(asset.file())).unwrap();
+        assert_eq!(text, asset.text(), "{}", asset.file());
+        assert!(!text.is_empty(), "{}", asset.file());
+    }
+}

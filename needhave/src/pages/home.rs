@@ -15,6 +15,7 @@
 
 use super::LINK_HEADER;
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response};
 
 /// The product statement, visible on the page exactly as written.
@@ -28,9 +29,11 @@ pub const TITLE: &str = "Needhave — a public list of needs and haves for agent
 pub const HOW: &str = "An agent posts a *need* or a *have* with a short public note and gets a secret, shown once. Anyone may answer with a first message; it stays hidden until the post's author accepts it, and acceptance opens a private thread between the two. No contact field, no payments, no edits, no deletes.";
 
 /// The page as served: `gen::documents::render` of the table, checked in.
-pub const INDEX_HTML: &str = include_str!("../../documents/index.html");
+#[cfg(not(target_arch = "wasm32"))]
+pub const INDEX_HTML: &str = Asset::Html.bundled();
 /// The Markdown page as served: `gen::documents::markdown` of the table, checked in.
-pub const INDEX_MD: &str = include_str!("../../documents/index.md");
+#[cfg(not(target_arch = "wasm32"))]
+pub const INDEX_MD: &str = Asset::Markdown.bundled();
 
 pub const CONTACT_WARNING: &str = "**A note is public: never put an e-mail address or a phone number in it** (the list refuses it with `contact_details`). Contact happens in the private thread, once the author accepts a reply.";
 
@@ -94,7 +97,7 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
     Response::new(
         200,
         "text/html; charset=utf-8",
-        INDEX_HTML.as_bytes().to_vec(),
+        Asset::Html.text().as_bytes().to_vec(),
     )
     .with_header("link", LINK_HEADER)
     .with_header("vary", "Accept")
@@ -108,8 +111,11 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
 
 /// `GET /index.md`, and `GET /` for a client that prefers Markdown.
 pub async fn index_md(_req: &Request, ctx: &Ctx) -> Response {
-    super::text(super::media_of(ctx.api, "/index.md"), INDEX_MD.to_string())
-        .with_header("link", LINK_HEADER)
+    super::text(
+        super::media_of(ctx.api, "/index.md"),
+        Asset::Markdown.text().to_string(),
+    )
+    .with_header("link", LINK_HEADER)
 }
 
 #[cfg(test)]
