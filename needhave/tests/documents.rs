@@ -280,8 +280,24 @@ fn each_document_route_names_its_assets() {
         .push(("accept".into(), "text/markdown".into()));
     assert_eq!(assets_for(&markdown), [Asset::Markdown]);
     assert_eq!(assets_for(&Request::new("GET", "/")), [Asset::Html]);
-    let mcp = assets_for(&Request::new("POST", "/mcp"));
-    assert!(mcp.contains(&Asset::Mcp) && mcp.contains(&Asset::Skill));
+    // MCP: its static answers always, the skill for the methods that
+    // serve it, however the body writes their names.
+    let mcp = |body: &str| {
+        let mut req = Request::new("POST", "/mcp");
+        req.body = body.as_bytes().to_vec();
+        assets_for(&req).to_vec()
+    };
+    let tools = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(mcp(tools), [Asset::Mcp]);
+    for skill in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"skills/list"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"skills\/get","params":{}}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"resources/read"}]"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"\u0073kills/list"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"r\u0065sources/read"}"#,
+    ] {
+        assert_eq!(mcp(skill), [Asset::Mcp, Asset::Skill], "{skill}");
+    }
     assert!(assets_for(&Request::new("OPTIONS", "/")).is_empty());
     assert!(assets_for(&Request::new("POST", "/posts")).is_empty());
 }

@@ -8,13 +8,14 @@ use crate::http::Request;
 /// The checked-in documents the answer to `req` is made from, which the
 /// Worker loads before it answers (see `crate::assets`): a document route's
 /// own, `GET /`'s page in the form asked for, and for `POST /mcp` MCP's
-/// static answers and the skill (`resources/read` serves it). A route
-/// answers from its document only on `GET` and `HEAD`.
+/// static answers, with the skill when the body may call a method that
+/// serves it. A route answers from its document only on `GET` and `HEAD`.
 pub fn needed(req: &Request) -> &'static [Asset] {
     use Asset::*;
     if req.method == "POST" {
         return match req.path.as_str() {
-            "/mcp" => &[Mcp, Skill],
+            "/mcp" if may_read_the_skill(&req.body) => &[Mcp, Skill],
+            "/mcp" => &[Mcp],
             _ => &[],
         };
     }
@@ -35,4 +36,15 @@ pub fn needed(req: &Request) -> &'static [Asset] {
         "/.well-known/agent-skills/needhave/SKILL.md" => &[Skill],
         _ => &[],
     }
+}
+
+/// Whether an MCP body may call a method that serves the skill
+/// (`crate::mcp::skills::METHODS`: `skills/…` and `resources/read`), so
+/// that the first `tools/list` or `tools/call` of an isolate fetches one
+/// document, not two. JSON can hide a letter of a method's name only as a
+/// `\u` escape, so a body that names neither word and has no `\u` calls
+/// none of them.
+fn may_read_the_skill(body: &[u8]) -> bool {
+    let has = |word: &[u8]| body.windows(word.len()).any(|w| w == word);
+    has(b"skills") || has(b"resources") || has(b"\\u")
 }
