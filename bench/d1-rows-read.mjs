@@ -13,18 +13,24 @@
 // sample, on wrangler dev: a hint, not a latency figure).
 //
 // --check exits 1 when a query the goal covers reads 1,000 rows or more,
-// or any page reads more than PAGE_BOUND: the version twice, then for each
-// post the statement fetches (a page and one more) its index row and its
-// post row, and for each post whose words wait in `words_new` (at most 63:
-// store::PENDING_MAX less one) its row there and, when it matches, its
-// post. A page past the first reads none of those (they are newer than its
-// cursor) but the two rows of `words_new`'s walk down from it: DEEP_BOUND.
-// A query of words adds a few rows for each (kind, word) pair it asks
-// (TERM_ROWS): the statement reads its terms and kinds from JSON, seeks
-// each in the hot set, and groups them by kind to choose the part of the
-// index that answers each kind; none of that grows with the list. More
-// than that is a walk past the page (rows above the cursor, or a whole
-// list), which a small D1 shows as surely as a large one.
+// or any page reads more than its bound: the version twice, then for each
+// post the statement fetches (a page and one more, and the one more each
+// of the two parts of the index yields for the merge to compare before it
+// stops) its index row, its post row and its row of `live` (whether it is
+// open), and for each post whose words wait in `words_new` (at most 63:
+// store::PENDING_MAX less one) its row there, a row of the needles' JSON
+// for each needle it holds until one it lacks, and, when it matches, its
+// post and its row of `live` (PAGE_BOUND, and NEEDLE_ROWS a needle). A
+// page past the first reads
+// none of those (they are newer than its cursor) but the two rows of
+// `words_new`'s walk down from it: DEEP_BOUND. A query of words adds a few
+// rows for each (kind, term) pair it asks (TERM_ROWS): the statement reads
+// its terms and kinds from JSON, seeks each in the hot set, and groups them
+// by kind to choose the part of the index that answers each kind; none of
+// that grows with the list. The terms are counted as the list asks them
+// (`asked`, below: a word another implies is not asked, and eight terms at
+// most). More than that is a walk past the page (rows above the cursor, or
+// a whole list), which a small D1 shows as surely as a large one.
 import { readFileSync } from "node:fs";
 
 const [base, log, count, flag] = process.argv.slice(2);
@@ -34,22 +40,57 @@ if (!base || !log || !(posts > 0)) {
   process.exit(2);
 }
 const GOAL = 1000;
-const PAGE_BOUND = 2 + 2 * 101 + 2 * 63;
-const DEEP_BOUND = 2 + 2 * 101 + 2;
+const PAGE_BOUND = 2 + 3 * (101 + 2) + 3 * 63;
+const DEEP_BOUND = 2 + 3 * (101 + 2) + 2;
+const NEEDLE_ROWS = 63;
 const TERM_ROWS = 6;
-// The (kind, word) pairs of a query string: each word of `q`, for the kind
-// asked or for both.
-const terms = (qs) => {
-  const q = new URLSearchParams(qs).get("q");
-  if (!q) return 0;
-  const words = q.split(/[ +]+/).filter((w) => w).length;
-  return words * (qs.includes("kind=") ? 1 : 2);
+// The terms a query asks the index for at most (search::MAX_TERMS).
+const MAX_TERMS = 8;
+// Characters of the scripts written without spaces (rules::words::unspaced):
+// a run of them is asked as its pairs.
+const UNSPACED =
+  /[\u0E00-\u0EFF\u1000-\u109F\u1780-\u17FF\u3000-\u30FF\u3100-\u312F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\uFF66-\uFF9F\u{20000}-\u{3FFFF}]/u;
+// The terms a query asks for (search::Words's each_term): each spaced
+// piece of a word, each pair of an unspaced run (a run of one is itself),
+// of the words that no other word implies (one that another begins with,
+// or the same word again), the first eight.
+const asked = (q) => {
+  const words = q.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w);
+  const all = [];
+  words.forEach((word, i) => {
+    if (words.some((u, j) => j !== i && u.startsWith(word) && (u.length > word.length || j < i))) return;
+    for (const piece of word.match(new RegExp(`${UNSPACED.source}+|[^${UNSPACED.source.slice(1, -1)}]+`, "gu")) || []) {
+      const chars = [...piece];
+      if (!UNSPACED.test(chars[0]) || chars.length === 1) all.push(piece);
+      else for (let k = 0; k + 1 < chars.length; k++) all.push(chars[k] + chars[k + 1]);
+    }
+  });
+  return all.slice(0, MAX_TERMS);
 };
+// The terms of a query string's `q`, as many as it asks.
+const termsOf = (qs) => {
+  const q = new URLSearchParams(qs).get("q");
+  return q ? asked(q).length : 0;
+};
+// The (kind, term) pairs of a query string: each term of `q`, for the kind
+// asked or for both.
+const terms = (qs) => termsOf(qs) * (qs.includes("kind=") ? 1 : 2);
+// The needles a waiting post is checked against: the terms, and the kind's
+// term when a kind is asked.
+const needles = (qs) => (termsOf(qs) ? termsOf(qs) + (qs.includes("kind=") ? 1 : 0) : 0);
 // The deepest page asked for: the 100th, or the last full one of a smaller
 // list (`gpu` is in 10% of the notes, each kind in half).
 const deepest = (share) => Math.max(1, Math.min(100, Math.floor((posts * share) / 100)));
 const GPU_PAGE = deepest(0.1);
 const KIND_PAGE = deepest(0.5);
+// The long word half the notes hold (bench/src/corpus.rs, `COMMON`), and
+// it beside a letter each of those notes holds a word of, for seven letters.
+const LONG = "commonword";
+const LONG_AND_LETTERS = "commonword b c d f g h j";
+// A query as long as one may be, of a script written without spaces: a
+// hundred Han letters, each pair new (bench/src/search.rs, HAN_RUN).
+const HAN_RUN = Array.from({ length: 100 }, (_, k) => String.fromCodePoint(0x4e00 + 7 * k)).join("");
+const q = (words) => `?q=${encodeURIComponent(words).replace(/%20/g, "+")}`;
 const nth = (n) => `${n}${n % 10 === 1 && n !== 11 ? "st" : n % 10 === 2 && n !== 12 ? "nd" : n % 10 === 3 && n !== 13 ? "rd" : "th"}`;
 
 // The Worker's request lines so far (wrangler adds lines of its own).
@@ -104,6 +145,24 @@ const QUERIES = [
   { name: "kind=need and gpu (no post matches)", qs: "?kind=need&q=gpu" },
   { name: `${nth(GPU_PAGE)} page of gpu`, qs: "?q=gpu", skip: GPU_PAGE - 1, goal: true },
   { name: "304 (gpu, If-None-Match its tag)", qs: "?q=gpu", revalidate: true },
+  { name: `a long word in 50% (${LONG})`, qs: q(LONG), goal: true },
+  { name: "its first nine letters (commonwor)", qs: q("commonwor"), goal: true },
+  { name: `the long word and seven letters (${LONG_AND_LETTERS})`, qs: q(LONG_AND_LETTERS), goal: true },
+  { name: "seven letters (b c d f g h j)", qs: q("b c d f g h j"), goal: true },
+  { name: "the long word eight times", qs: q(`${LONG} `.repeat(8).trim()), goal: true },
+  { name: "the long word and seven of its prefixes", qs: q("c co com comm commo common commonw commonword"), goal: true },
+  { name: "a rare word and the long word (x7fq commonword)", qs: q("x7fq commonword"), goal: true },
+  { name: "a word no note holds, eight letters of the long one (commonwox)", qs: q("commonwox"), goal: true },
+  { name: "kind=need, the long word and seven letters", qs: `?kind=need&${q(LONG_AND_LETTERS).slice(1)}`, goal: true },
+  { name: "the long word and CJK in one word (commonword自行车)", qs: q("commonword自行车"), goal: true },
+  { name: "CJK and Latin, eight words", qs: q("我有 一辆 自行车 commonword b c d f"), goal: true },
+  { name: "a run of 100 Han letters no note holds (99 pairs)", qs: q(HAN_RUN), goal: true },
+  {
+    name: `${nth(KIND_PAGE)} page of the long word and seven letters`,
+    qs: q(LONG_AND_LETTERS),
+    skip: KIND_PAGE - 1,
+    goal: true,
+  },
 ];
 
 const rows = [];
@@ -123,7 +182,7 @@ for (const q of QUERIES) {
   if (typeof read !== "number") throw new Error(`${q.name}: the log line has no rows_read: ${JSON.stringify(r.line)}`);
   const met = read < GOAL;
   if (q.goal && !met) failed = `${q.name} read ${read} rows, the goal is under ${GOAL}`;
-  const bound = (q.skip ? DEEP_BOUND : PAGE_BOUND) + TERM_ROWS * terms(q.qs);
+  const bound = (q.skip ? DEEP_BOUND : PAGE_BOUND + NEEDLE_ROWS * needles(q.qs)) + TERM_ROWS * terms(q.qs);
   if (read > bound) failed = `${q.name} read ${read} rows, more than a page's ${bound}`;
   rows.push([
     q.name,

@@ -3,7 +3,8 @@
 # the Worker under `wrangler dev` on a local D1 of POSTS posts: builds the
 # Worker as .ci/worker-e2e does, applies migrations/ to a fresh local D1,
 # seeds it with the notes of `needhave-bench search` (a word in 10% of the
-# notes, a word of its own in each, Chinese in 5%, both kinds) and their
+# notes, a word of its own in each, Chinese in 5%, a word of ten letters
+# and seven short ones in half, both kinds) and their
 # words as the create batch writes them (`needhave-bench d1-seed`), serves
 # it, and runs bench/d1-rows-read.mjs, which reads each call's rows from the
 # Worker's own log line. Prints a Markdown table (docs/finding.md).

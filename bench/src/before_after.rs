@@ -56,30 +56,14 @@ struct Side {
 /// How a side's file is changed before its server starts.
 #[derive(Clone)]
 enum Prepare {
-    /// The word index made a no-op: [`INDEX_OFF`], and [`COLD_OFF`] where
-    /// the build has a cold part. A variant of its own, so that SQL handed
+    /// The word index made a no-op (`index_off::turn_off`), its cold part
+    /// too where the build has one. A variant of its own, so that SQL handed
     /// in (`BENCH_PREPARE_NOW`) never turns the cold part off by matching
     /// the text.
     IndexOff,
     /// SQL run on the file.
     Sql(String),
 }
-
-/// The word index, both parts, as plain tables that drop every insert,
-/// with the columns the create batch writes (a post's words, and FTS5's
-/// setting command of `store::SMALL_LEAVES`) and the settings table it
-/// reads. Empty, they never reach the `MATCH` of a move's statements.
-pub const INDEX_OFF: &str = "DROP TABLE post_words; \
-     CREATE TABLE post_words (words TEXT, post_words TEXT, rank); \
-     CREATE TABLE post_words_config (k PRIMARY KEY, v) WITHOUT ROWID; \
-     CREATE TRIGGER post_words_off BEFORE INSERT ON post_words \
-     BEGIN SELECT RAISE(IGNORE); END;";
-
-/// [`INDEX_OFF`]'s cold part, for a build whose index has one.
-const COLD_OFF: &str = "DROP TABLE post_cold; \
-     CREATE TABLE post_cold (words TEXT, post_cold TEXT, rank); \
-     CREATE TRIGGER post_cold_off BEFORE INSERT ON post_cold \
-     BEGIN SELECT RAISE(IGNORE); END;";
 
 /// The three servers, and one more per `--prefixes` entry (`;`-separated
 /// FTS5 `prefix` options, `none` for no prefix index): this build with
@@ -146,19 +130,8 @@ fn write_db(work: &Path, i: usize, side: &Side, name: &str) -> Result<String, St
         // stopped), so that it is at that build's schema, whichever it is.
         Server::needhave(&side.bin, &db)?.stop();
         let conn = rusqlite::Connection::open(&db).map_err(|e| e.to_string())?;
-        let cold: bool = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE name = 'post_cold'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(|e| e.to_string())?
-            > 0;
         match prepare {
-            Prepare::IndexOff => conn.execute_batch(INDEX_OFF).and_then(|()| match cold {
-                true => conn.execute_batch(COLD_OFF),
-                false => Ok(()),
-            }),
+            Prepare::IndexOff => crate::index_off::turn_off(&conn),
             Prepare::Sql(sql) => conn.execute_batch(sql),
         }
         .and_then(|()| conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)"))

@@ -24,7 +24,7 @@ use needhave::rules::words::waiting_text;
 use needhave::secrets::sha256_hex;
 use needhave::store::{PENDING_MAX, WORDS_BASE, WORDS_GROWN, WORDS_LEAF};
 
-use crate::search::note;
+use crate::corpus::search_note as note;
 
 /// Rows per INSERT: a note row is about 250 bytes of SQL.
 const ROWS: u64 = 200;

@@ -33,7 +33,7 @@ pub enum Mode {
 /// The notes of a create-only run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Notes {
-    /// The search bench's (`search::note`): one template of a dozen words,
+    /// `corpus::note`: one template of a dozen words,
     /// nine of them in every note, each note's own `x…q` among them.
     Search,
     /// The first dozen words of an ordinary note (`notes::Ordinary`: a
@@ -392,7 +392,7 @@ impl Worker {
         let note = match (words, &self.shared.ordinary) {
             // The notes the search bench seeds: a dozen words, each post's
             // own `x…q` among them (so no two are duplicates).
-            (Some(Notes::Search), _) => crate::search::note(i).1,
+            (Some(Notes::Search), _) => crate::corpus::note(i).1,
             (Some(Notes::Ordinary), Some(ordinary)) => {
                 let note = ordinary.note(i);
                 note.split(' ').take(12).collect::<Vec<_>>().join(" ")

@@ -41,9 +41,10 @@
 //!     needhave-bench seed    --db F --posts N  seed a database directly
 //!     needhave-bench search  [--work DIR] [--large 1000000] [--small 1000] [--rounds 300] [--group 16] [--creates 5] [--pgsz BYTES]
 //!                            finding posts at 1 k and 1 M posts (docs/finding.md)
-//!     needhave-bench search-page --db F --q WORDS [--kind K] [--limit 100] [--runs 1] [--falling 1] [--pages 1]
+//!     needhave-bench search-page --db F --q WORDS [--kind K] [--limit 100] [--runs 1] [--falling 1] [--pages 1] [--live 0]
 //!                            a page's statement (the first, or the `pages`th), `runs` times
-//!                            (bench/search-instructions.sh)
+//!                            (bench/search-instructions.sh; `--live 0`: without its join to
+//!                            the open posts, NEEDHAVE_LIVE=0 there)
 //!     needhave-bench search-seed --db F --posts N [--group 16] [--pgsz BYTES]
 //!                            a file as `search` seeds it, left as written
 //!     needhave-bench search-call --db F --q WORDS [--kind K] [--limit 100] [--runs 1]
@@ -62,9 +63,11 @@
 mod before_after;
 mod check;
 mod client;
+mod corpus;
 mod d1_seed;
 mod disk;
 mod hello;
+mod index_off;
 mod load;
 // The notes tests/limits.rs measures too, and the sizes it measures them
 // at, from the one file (whose per-post figures only the test reads).
@@ -218,6 +221,7 @@ fn main() -> ExitCode {
             args.num("runs", 1),
             args.get("falling").is_some_and(|v| v != "0"),
             args.num("pages", 1),
+            args.get("live").is_none_or(|v| v != "0"),
         ),
         "search-seed" => search::seed_grouped(
             args.get("db").unwrap_or("search.db"),

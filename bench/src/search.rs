@@ -27,45 +27,8 @@ use needhave::store::sqlite::{segments, SqliteStore};
 use needhave::store::{NEW_WORDS, SMALL_LEAVES};
 use needhave::{Config, Ctx};
 
+use crate::corpus::search_note as note;
 use crate::scale::percentile;
-
-/// Fillers every note has three of: each in about 1 note in 65.
-const FILLERS: &[&str] = &[
-    "spare", "ladder", "lamp", "desk", "chair", "monitor", "cable", "router", "tent", "stove",
-    "kayak", "drill", "saw", "piano", "guitar", "violin", "camera", "lens", "tripod", "printer",
-    "scanner", "laptop", "phone", "charger", "battery", "bike", "helmet", "pump", "lock", "rack",
-    "trailer", "van", "truck", "boat", "oar", "sail", "anchor", "rope", "net", "rod", "reel",
-    "bait", "hook", "boots", "jacket", "gloves", "scarf", "hat", "coat", "skis", "poles", "board",
-    "wax", "skates", "sled", "tools", "paint", "brush", "roller", "tape", "glue", "nails",
-    "screws", "bolts", "washers",
-];
-
-/// The `i`th note of the seeded list, and its kind (also what
-/// `d1_seed` writes for the Worker's figures).
-pub fn note(i: u64) -> (Kind, String) {
-    let kind = if i.is_multiple_of(2) {
-        Kind::Need
-    } else {
-        Kind::Have
-    };
-    let f = |k: u64| FILLERS[((i / 7 + k * 31 + i * k) % FILLERS.len() as u64) as usize];
-    // `gpu` in 10% of the notes; a word of its own in every note (rare);
-    // Chinese in 5%.
-    let gpu = if i % 10 == 3 { " gpu tonight" } else { "" };
-    let zh = if i % 20 == 7 {
-        " 我有一辆自行车"
-    } else {
-        ""
-    };
-    let note = format!(
-        "{} a {} and a {}{gpu}, ask for item x{i:x}q{zh} near {}",
-        kind.as_str(),
-        f(1),
-        f(2),
-        f(3)
-    );
-    (kind, note)
-}
 
 /// Posts per transaction when seeding, by default: what a group commit of
 /// the create batch writes on a list with a few clients at once. FTS5
@@ -153,8 +116,9 @@ pub fn seed_grouped(
             // what a page costs. With STAT4's samples of `post_words_idx`,
             // SQLite prepares FTS5's own lookup statement again at every
             // bind (its range on that index depends on the bound term), once
-            // per term and segment of every page (docs/finding.md,
-            // "Instructions per query").
+            // per term and segment of every page
+            // (docs/design/search-index.md, "Segments, and the writer's
+            // merging").
             c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
             Ok(())
         })
@@ -200,66 +164,85 @@ struct Query {
     limit: u32,
 }
 
+/// A query of the table: its name, kind, words, pages skipped and page size.
+const fn query(
+    name: &'static str,
+    kind: Option<Kind>,
+    q: Option<&'static str>,
+    skip: usize,
+    limit: u32,
+) -> Query {
+    Query {
+        name,
+        kind,
+        q,
+        skip,
+        limit,
+    }
+}
+
+/// The words every row's ratio to a single common word's first page is
+/// taken against (the table's last column).
+const ONE_COMMON_WORD: &str = "gpu";
+
+/// The long word half the notes hold (`corpus::COMMON`) beside a letter
+/// that each of them also holds a word of, for each of seven letters.
+const LONG_AND_LETTERS: &str = "commonword b c d f g h j";
+
+/// A query as long as one may be, of a script written without spaces: a
+/// hundred Han letters, each pair new, that no note holds.
+const HAN_RUN: &str = "一万与丕东丣个丱丸丿乆乍乔乛乢乩买乷乾亅二亓亚亡亨亯亶亽仄介仒仙仠仧仮仵仼伃伊休优伟伦伭伴伻佂佉佐佗佞佥佬佳佺侁侈侏侖依侤侫侲侹俀俇俎俕俜俣俪俱俸俿倆倍倔倛倢倩倰倷倾偅偌偓做偡偨偯偶偽傄傋傒備傠傧傮債";
+
 const QUERIES: &[Query] = &[
-    Query {
-        name: "kind=have",
-        kind: Some(Kind::Have),
-        q: None,
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "q of a rare word (1 post)",
-        kind: None,
-        q: Some("x7fq"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "q of a word in 10% (gpu)",
-        kind: None,
-        q: Some("gpu"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "two words (gpu tonight)",
-        kind: None,
-        q: Some("gpu tonight"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "a prefix of one letter (l)",
-        kind: None,
-        q: Some("l"),
-        skip: 0,
-        limit: 100,
-    },
+    query("kind=have", Some(Kind::Have), None, 0, 100),
+    query("q of a rare word (1 post)", None, Some("x7fq"), 0, 100),
+    query("q of a word in 10% (gpu)", None, Some(ONE_COMMON_WORD), 0, 100),
+    query("two words (gpu tonight)", None, Some("gpu tonight"), 0, 100),
+    query("a prefix of one letter (l)", None, Some("l"), 0, 100),
     // 5% of 1,000 posts is 50: a page of 40 (and the one more that says
     // `next`) is full at both sizes, where a page of 100 would hold 50
     // posts at 1 k and 100 at 1 M.
-    Query {
-        name: "CJK (自行车, 5%), a page of 40",
-        kind: None,
-        q: Some("自行车"),
-        skip: 0,
-        limit: 40,
-    },
-    Query {
-        name: "kind=need and gpu",
-        kind: Some(Kind::Need),
-        q: Some("gpu"),
-        skip: 0,
-        limit: 100,
-    },
-    Query {
-        name: "100th page of gpu",
-        kind: None,
-        q: Some("gpu"),
-        skip: 99,
-        limit: 100,
-    },
+    query("CJK (自行车, 5%), a page of 40", None, Some("自行车"), 0, 40),
+    query("kind=need and gpu", Some(Kind::Need), Some("gpu"), 0, 100),
+    query("100th page of gpu", None, Some("gpu"), 99, 100),
+    query("a long word in 50% (commonword)", None, Some("commonword"), 0, 100),
+    query("its first nine letters (commonwor)", None, Some("commonwor"), 0, 100),
+    query(
+        "the long word and seven letters (commonword b c d f g h j)",
+        None,
+        Some(LONG_AND_LETTERS),
+        0,
+        100,
+    ),
+    query("seven letters (b c d f g h j)", None, Some("b c d f g h j"), 0, 100),
+    query(
+        "the long word eight times",
+        None,
+        Some("commonword commonword commonword commonword commonword commonword commonword commonword"),
+        0,
+        100,
+    ),
+    query(
+        "the long word and seven of its prefixes (c co … commonw commonword)",
+        None,
+        Some("c co com comm commo common commonw commonword"),
+        0,
+        100,
+    ),
+    query("a rare word and the long word (x7fq commonword)", None, Some("x7fq commonword"), 0, 100),
+    query("a word no note holds, eight letters of the long one (commonwox)", None, Some("commonwox"), 0, 100),
+    query("the long word and a letter more (commonwordy, 0 posts)", None, Some("commonwordy"), 0, 100),
+    query(
+        "kind=need, the long word and seven letters",
+        Some(Kind::Need),
+        Some(LONG_AND_LETTERS),
+        0,
+        100,
+    ),
+    query("the long word and CJK in one word (commonword自行车), a page of 40", None, Some("commonword自行车"), 0, 40),
+    query("CJK and Latin, eight words (我有 一辆 自行车 commonword b c d f)", None, Some("我有 一辆 自行车 commonword b c d f"), 0, 40),
+    query("a run of 100 Han letters no note holds (99 pairs)", None, Some(HAN_RUN), 0, 100),
+    query("100th page of the long word and seven letters", None, Some(LONG_AND_LETTERS), 99, 100),
 ];
 
 /// p50 and p99 of one query, in microseconds, and the posts of its page.
@@ -297,7 +280,7 @@ async fn creates(path: &str, n: u64, indexed: bool) -> Result<f64, String> {
         // The same batch without its index statement: what writing the
         // index costs is the difference.
         store
-            .with_connection(|c| c.execute_batch(crate::before_after::INDEX_OFF))
+            .with_connection(crate::index_off::turn_off)
             .map_err(|e| e.to_string())?;
     }
     let store: Arc<dyn needhave::store::Store> = Arc::new(store);
@@ -384,8 +367,12 @@ type Timings = Vec<Option<(f64, f64, usize)>>;
 
 fn print_table(title: &str, small: u64, large: u64, results: &[Timings]) {
     println!("\n{title}\n");
-    println!("| query (a page of 100 unless said) | {small} posts p50 / p99 µs | {large} posts p50 / p99 µs | ratio p50 | ratio p99 | posts on the page ({large}) |");
-    println!("|---|---|---|---|---|---|");
+    println!("| query (a page of 100 unless said) | {small} posts p50 / p99 µs | {large} posts p50 / p99 µs | ratio p50 | ratio p99 | posts on the page ({large}) | p50 ÷ {ONE_COMMON_WORD}'s first page ({large}) |");
+    println!("|---|---|---|---|---|---|---|");
+    let common = QUERIES
+        .iter()
+        .position(|q| q.skip == 0 && q.kind.is_none() && q.q == Some(ONE_COMMON_WORD))
+        .and_then(|i| results[1][i].as_ref());
     let cell = |r: &Option<(f64, f64, usize)>| match r {
         Some((p50, p99, _)) => format!("{p50:.0} / {p99:.0}"),
         None => "— (no such page)".into(),
@@ -397,19 +384,32 @@ fn print_table(title: &str, small: u64, large: u64, results: &[Timings]) {
             _ => ("—".into(), "—".into()),
         };
         let size = b.as_ref().map_or("—".into(), |b| b.2.to_string());
+        let to_common = match (b, common) {
+            (Some(b), Some(c)) => format!("{:.2}×", b.0 / c.0),
+            _ => "—".into(),
+        };
         println!(
-            "| {} | {} | {} | {r50} | {r99} | {size} |",
+            "| {} | {} | {} | {r50} | {r99} | {size} | {to_common} |",
             q.name,
             cell(a),
             cell(b)
         );
     }
-    if let (Some(first), Some(hundredth)) = (&results[1][2], &results[1][7]) {
-        println!(
-            "\n100th page against the first, gpu at {large} posts: {:.2}× (p50), {:.2}× (p99)",
-            hundredth.0 / first.0,
-            hundredth.1 / first.1
-        );
+    // Each deep page against the first page of the same query.
+    for (i, q) in QUERIES.iter().enumerate().filter(|(_, q)| q.skip > 0) {
+        let first = QUERIES
+            .iter()
+            .position(|f| f.skip == 0 && f.q == q.q && f.kind == q.kind && f.limit == q.limit);
+        if let (Some(first), Some(deep)) =
+            (first.and_then(|f| results[1][f].as_ref()), &results[1][i])
+        {
+            println!(
+                "\n{} against its first page at {large} posts: {:.2}× (p50), {:.2}× (p99)",
+                q.name,
+                deep.0 / first.0,
+                deep.1 / first.1
+            );
+        }
     }
 }
 
@@ -430,6 +430,7 @@ pub async fn run(
     let mut results: [Vec<Timings>; 2] = [Vec::new(), Vec::new()];
     let mut sizes = Vec::new();
     let mut notes = Vec::new();
+    let mut live = Vec::new();
     for n in [small, large] {
         let path = work
             .join(format!("search-{n}.db"))
@@ -463,6 +464,7 @@ pub async fn run(
             row.push(time(&ctx, q, rounds).await);
         }
         results[1].push(row);
+        live.push((n, live_pairs(&path, rounds)?));
         notes.push(format!(
             "{n} posts: as written {written}; after an idle moment {idle} ({steps} merge steps, {secs:.1} s)"
         ));
@@ -480,6 +482,7 @@ pub async fn run(
         large,
         &results[1],
     );
+    print_live(&live);
     println!();
     for note in notes {
         println!("{note}");
@@ -530,6 +533,117 @@ pub async fn run(
     Ok(())
 }
 
+/// The marks of the kinds a page asks for, as the list binds them.
+fn marks(kind: Option<Kind>) -> &'static str {
+    match kind {
+        Some(Kind::Need) => "[\"\u{207f}\"]",
+        Some(Kind::Have) => "[\"\u{2b0}\"]",
+        None => "[\"\u{207f}\",\"\u{2b0}\"]",
+    }
+}
+
+/// Each query's p50 with the join to `live` and without it, µs (`None`:
+/// no words statement, or no such page).
+type LivePairs = Vec<Option<(f64, f64)>>;
+
+/// p50 in microseconds of each query's page statement with its join to
+/// `live` and without it ([`without_live`]), on the file at `path` after
+/// its idle moment: one read-only connection, the two statements run in
+/// turn each round (which goes first alternating), every row read. The
+/// bench's posts are all open, so both give the same page: what is timed
+/// is the join's seek a post. The bare kind's page has no words statement.
+fn live_pairs(path: &str, rounds: usize) -> Result<LivePairs, String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| e.to_string())?;
+    let without = without_live();
+    let mut with_live = conn
+        .prepare(needhave::handlers::posts::WORDS_SQL)
+        .map_err(|e| e.to_string())?;
+    let mut no_live = conn.prepare(&without).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for query in QUERIES {
+        let Some(words) = query.q.and_then(Words::parse) else {
+            out.push(None);
+            continue;
+        };
+        let marks = marks(query.kind);
+        let (needles, terms) = (words.needles(query.kind), words.terms());
+        let fetch = i64::from(query.limit) + 1;
+        // One page of `stmt` below `before`: its posts' row numbers.
+        let run = |stmt: &mut rusqlite::Statement, before: i64| -> rusqlite::Result<Vec<i64>> {
+            stmt.query_map(
+                params!["", "", fetch, before, marks, needles, terms, 0],
+                |r| r.get::<_, Option<i64>>(1),
+            )?
+            .filter_map(|r| r.transpose())
+            .collect()
+        };
+        // The page's cursor; no such page on a list too small for it.
+        let mut before = Some(1i64 << 53);
+        for _ in 0..query.skip {
+            let Some(below) = before else { break };
+            let rows = run(&mut with_live, below).map_err(|e| e.to_string())?;
+            before = rows
+                .get(query.limit as usize - 1)
+                .copied()
+                .filter(|_| rows.len() > query.limit as usize);
+        }
+        let Some(before) = before else {
+            out.push(None);
+            continue;
+        };
+        let (mut a, mut b) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+        for round in 0..rounds {
+            for first in [round % 2 == 0, round % 2 == 1] {
+                let (stmt, samples) = if first {
+                    (&mut with_live, &mut a)
+                } else {
+                    (&mut no_live, &mut b)
+                };
+                let t = Instant::now();
+                let rows = run(stmt, before).map_err(|e| e.to_string())?;
+                samples.push(t.elapsed().as_nanos() as u64);
+                std::hint::black_box(rows);
+            }
+        }
+        a.sort_unstable();
+        b.sort_unstable();
+        out.push(Some((percentile(&a, 0.5) / 1e3, percentile(&b, 0.5) / 1e3)));
+    }
+    Ok(out)
+}
+
+fn print_live(live: &[(u64, LivePairs)]) {
+    println!(
+        "\nThe words statement with its join to the open posts (live) against without it, \
+         p50 µs, the two in turn each round, after the idle moment:\n"
+    );
+    let mut header = "| query |".to_string();
+    let mut rule = "|---|".to_string();
+    for (n, _) in live {
+        header.push_str(&format!(" {n}: with / without | ratio |"));
+        rule.push_str("---|---|");
+    }
+    println!("{header}\n{rule}");
+    for (i, q) in QUERIES.iter().enumerate() {
+        if q.q.is_none() {
+            continue;
+        }
+        let mut line = format!("| {} |", q.name);
+        for (_, row) in live {
+            match row[i] {
+                Some((with, without)) => line.push_str(&format!(
+                    " {with:.0} / {without:.0} | {:.2}× |",
+                    with / without
+                )),
+                None => line.push_str(" — | — |"),
+            }
+        }
+        println!("{line}");
+    }
+}
+
 /// The page statement of an index that holds the row numbers as they are
 /// (a file of version 6), walked newest first against FTS5's order: what
 /// `search-page --falling` runs, to compare with the store's own.
@@ -541,12 +655,32 @@ const FALLING_SQL: &str = "SELECT (SELECT max(rowid) FROM posts) AS top, NULL AS
      ORDER BY post_words.rowid DESC \
      LIMIT CASE WHEN (SELECT max(rowid) FROM posts) IN (?1, ?2) THEN 0 ELSE ?3 END)";
 
+/// What each part of the words statement joins to, so that an ended post
+/// is never found (`handlers::posts::WORDS_SQL`): the rows of `live`.
+const LIVE_JOIN: &str = "CROSS JOIN live ON live.post = posts.rowid \
+     AND (live.expires_at IS NULL OR live.expires_at > ?8) ";
+
+/// The words statement without its join to `live`, in each of its three
+/// parts: what the join costs a page is the difference.
+fn without_live() -> String {
+    let sql = needhave::handlers::posts::WORDS_SQL;
+    assert_eq!(
+        sql.matches(LIVE_JOIN).count(),
+        3,
+        "the join to live, as the list writes it"
+    );
+    sql.replace(LIVE_JOIN, "")
+}
+
 /// Runs the first page of a query `runs` times on a file, as the store
 /// runs it (the words statement, bound alike, every row read), on one
 /// connection opened read-only: the unit callgrind counts in
 /// `bench/search-instructions.sh` (the instructions of `runs` = 11 less
 /// those of `runs` = 1, over 10, are a page's on a warm page cache).
-/// `falling`: the statement of a file of version 6 ([`FALLING_SQL`]).
+/// `falling`: the statement of a file of version 6 ([`FALLING_SQL`]);
+/// `live`: false for the list's statement without its join to `live`
+/// ([`without_live`]).
+#[allow(clippy::too_many_arguments)]
 pub fn page_statement(
     db: &str,
     q: &str,
@@ -555,6 +689,7 @@ pub fn page_statement(
     runs: u64,
     falling: bool,
     pages: u64,
+    live: bool,
 ) -> Result<(), String> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -563,17 +698,15 @@ pub fn page_statement(
     let expression = words.expression(kind).ok_or("no word in the query")?;
     let needles = words.needles(kind);
     let terms = words.terms();
-    let marks = match kind {
-        Some(Kind::Need) => "[\"\u{207f}\"]",
-        Some(Kind::Have) => "[\"\u{2b0}\"]",
-        None => "[\"\u{207f}\",\"\u{2b0}\"]",
-    };
+    let marks = marks(kind);
     let sql = if falling {
-        FALLING_SQL
+        FALLING_SQL.to_string()
+    } else if live {
+        needhave::handlers::posts::WORDS_SQL.to_string()
     } else {
-        needhave::handlers::posts::WORDS_SQL
+        without_live()
     };
-    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    let mut stmt = conn.prepare(&sql).map_err(|e| e.to_string())?;
     // Version 6's statement takes an FTS5 expression; the list's, the
     // kinds' marks, the needles and the terms.
     let bound = |before: i64| -> Vec<Box<dyn rusqlite::ToSql>> {

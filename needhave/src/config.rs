@@ -21,4 +21,7 @@ pub struct Config {
     /// opt-in); otherwise any client could write them into documents that
     /// caches keep.
     pub trust_forwarded: bool,
+    /// Where to write about abuse, shown on the home page when set
+    /// (`--abuse-contact`, the Worker's `ABUSE_CONTACT`).
+    pub abuse_contact: Option<String>,
 }

@@ -19,7 +19,7 @@ pub mod words;
 
 pub use crate::platform::is_mark;
 pub use ignorable::is_invisible;
-pub use key::fold;
+pub use key::{fold, REFOLDED};
 pub use kind::Kind;
 pub use life::{expires_in, Reason, EXPIRES_IN_MAX, EXPIRES_IN_MIN};
 

@@ -49,6 +49,20 @@ pub(crate) use holds_needles;
 pub const MAX_QUERY_CHARS: usize = 100;
 /// Words a query may have.
 pub const MAX_QUERY_WORDS: usize = 8;
+/// The terms a query asks the index for at most: as many as its words
+/// may be. Each is a list the index walks (and, on D1, rows of JSON and of
+/// the hot set read), so a query of more (a long run of a script written
+/// without spaces, whose every pair is a term, or words that mix scripts)
+/// asks its first eight. An answer a little wider, never one that misses
+/// a note holding every word.
+pub const MAX_TERMS: usize = MAX_QUERY_WORDS;
+/// The characters of the longest term a query asks the index for: a word
+/// as long as a query may be. The hot set keeps lists of prefixes this
+/// deep (`rules::hot::DEEPEST`, which counts the kind's mark too), and the
+/// page's statement asks a longer term (only a word that NFKC makes longer
+/// than a query can be) as its first characters that many
+/// (`handlers::posts::WORDS_SQL`, which writes the number out).
+pub const LONGEST_TERM: usize = MAX_QUERY_CHARS;
 
 /// The words of a `q`, checked against its bounds: at most 100 characters
 /// and 8 words. A query of no word at all is no filter (`None` from
@@ -175,21 +189,41 @@ impl Words {
         out
     }
 
-    /// Calls `f` with each term of the query, whether it is a prefix,
-    /// and whether it is of unspaced characters (a pair, or one alone).
+    /// Calls `f` with each term of the query, whether it is a prefix, and
+    /// whether it is of unspaced characters (a pair, or one alone); first
+    /// the kind's term, when given. The first [`MAX_TERMS`] terms of the
+    /// words that no other word implies, in the query's order.
     fn each_term(&self, kind: Option<Kind>, mut f: impl FnMut(&str, bool, bool)) {
         if let Some(k) = kind {
             f(kind_term(k), false, false);
         }
-        for word in &self.0 {
+        let mut asked = 0;
+        let mut ask = |term: &str, prefix: bool, unspaced: bool| {
+            if asked < MAX_TERMS {
+                f(term, prefix, unspaced);
+                asked += 1;
+            }
+        };
+        for (i, word) in self.0.iter().enumerate() {
+            // A word that another begins with (`com` beside `commonword`,
+            // or the same word again) asks nothing more: a post with a word
+            // that begins with `commonword` has one that begins with `com`,
+            // and each pair or piece of the shorter is one of the longer's,
+            // or begins one. Each term asked is a list the index walks.
+            let implied = self.0.iter().enumerate().any(|(j, u)| {
+                j != i && u.starts_with(word.as_str()) && (u.len() > word.len() || j < i)
+            });
+            if implied {
+                continue;
+            }
             for p in pieces(word) {
                 match p {
-                    Piece::Spaced(s) => f(s, true, false),
+                    Piece::Spaced(s) => ask(s, true, false),
                     Piece::Unspaced(run) => {
                         let pairs = bigrams(run);
                         let single = pairs.len() == 1 && pairs[0].chars().count() == 1;
                         for pair in pairs {
-                            f(pair, single, true);
+                            ask(pair, single, true);
                         }
                     }
                 }
@@ -478,6 +512,87 @@ mod tests {
         assert!(Words::parse(&"a ".repeat(9)).is_none());
         assert!(Words::parse(&"x".repeat(100)).is_some());
         assert!(Words::parse(&"x".repeat(101)).is_none());
+    }
+
+    /// A word given twice, or one that begins another word of the query,
+    /// is not asked: the expression, the needles and the terms (the page's
+    /// version tag) are those of the query without it.
+    #[test]
+    fn a_term_another_implies_is_asked_once() {
+        let same = |a: &str, b: &str| {
+            let (a, b) = (Words::parse(a).unwrap(), Words::parse(b).unwrap());
+            for kind in [None, Some(Kind::Need)] {
+                assert_eq!(a.expression(kind), b.expression(kind), "{a:?}");
+                assert_eq!(a.needles(kind), b.needles(kind), "{a:?}");
+            }
+            assert_eq!(a.terms(), b.terms(), "{a:?}");
+        };
+        same(&"commonword ".repeat(8), "commonword");
+        same(
+            "c co com comm commo common commonw commonword",
+            "commonword",
+        );
+        same("commonword COMMON Com", "commonword");
+        same("bike gpu bikes g", "gpu bikes");
+        // A run that begins a longer one: its pairs are the longer's, and
+        // a single character begins a pair of it.
+        same("自行 自行车", "自行车");
+        same("车 车站", "车站");
+        // Not implied: a word inside another (not at its start), and a
+        // single character that ends a pair.
+        assert_eq!(
+            Words::parse("ike bike").unwrap().terms(),
+            "[\"ike\",\"bike\"]"
+        );
+        assert_eq!(
+            Words::parse("站 车站").unwrap().terms(),
+            "[\"站\",\"车站\"]"
+        );
+    }
+
+    /// A query asks at most eight terms, whatever its words: past that,
+    /// its first eight, each one the query asks without the bound (so no
+    /// post that holds every word is missed).
+    #[test]
+    fn a_query_asks_at_most_eight_terms() {
+        let terms = |q: &str| -> Vec<String> {
+            serde_json::from_str(&Words::parse(q).unwrap().terms()).unwrap()
+        };
+        // A sentence of Han letters, 30 of them: 29 pairs, the first 8 asked.
+        let run: String = (0..30u32)
+            .map(|k| char::from_u32(0x4e00 + k * 7).unwrap())
+            .collect();
+        let chars: Vec<char> = run.chars().collect();
+        let pairs: Vec<String> = chars.windows(2).map(|w| w.iter().collect()).collect();
+        assert_eq!(terms(&run), pairs[..MAX_TERMS]);
+        // Words that mix scripts: their first eight pieces.
+        let mixed = "gpus 显卡 a自b行c车d站e人f口g山h水 tonight";
+        assert_eq!(
+            terms(mixed),
+            ["gpus", "显卡", "a", "自", "b", "行", "c", "车"]
+        );
+        // Eight words of spaced scripts are all asked, and terms implied
+        // by others are not counted.
+        assert_eq!(terms("a b c d e f g h").len(), 8);
+        assert_eq!(
+            terms("c co com commonword a b d e"),
+            ["commonword", "a", "b", "d", "e"]
+        );
+        // The needles are the same terms.
+        let words = Words::parse(&run).unwrap();
+        assert_eq!(
+            words.needles(None).matches('"').count(),
+            2 * MAX_TERMS,
+            "{}",
+            words.needles(None)
+        );
+    }
+
+    /// The deepest prefix the hot set keeps is a term as long as a query
+    /// may be.
+    #[test]
+    fn the_longest_term_is_the_hot_sets_deepest_prefix() {
+        assert_eq!(crate::rules::hot::DEEPEST, LONGEST_TERM + 1);
     }
 
     #[test]

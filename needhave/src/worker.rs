@@ -130,6 +130,7 @@ fn config(env: &JsValue) -> Config {
         ip_salt,
         allowed_origins,
         allowed_hosts: None,
+        abuse_contact: Some(text(env, "ABUSE_CONTACT")).filter(|c| !c.is_empty()),
         ..Default::default()
     }
 }

@@ -237,6 +237,58 @@ async fn home_page_renders_its_markdown_and_warns_about_contact_details() {
     for banned in ["<script", "<form", "<input", "<iframe"] {
         assert!(!html.to_ascii_lowercase().contains(banned), "{banned}");
     }
+    // How to report, and no abuse contact's mark left, set or not.
+    let md = get("/index.md").await.text();
+    for page in [&html, &md] {
+        assert!(page.contains("POST /posts/:id/report"), "{page}");
+        assert!(page.contains("expires_in"), "{page}");
+        assert!(!page.contains("{{abuse_contact}}"), "{page}");
+    }
+}
+
+/// The operator's abuse contact (`--abuse-contact`, or `ABUSE_CONTACT`)
+/// on the home page, HTML and Markdown, escaped; absent when not given.
+#[tokio::test]
+async fn home_page_shows_the_abuse_contact_escaped() {
+    let contact = "abuse@list.example <b>&</b> *now*";
+    let with_env = |contact: Option<&str>| {
+        let mut cmd = serve_command("127.0.0.1:0", ":memory:");
+        cmd.arg("--exit-with-stdin").env_remove("ABUSE_CONTACT");
+        if let Some(c) = contact {
+            cmd.env("ABUSE_CONTACT", c);
+        }
+        let (child, url) = start(&mut cmd);
+        Owned {
+            child,
+            server: Server::at(&url),
+        }
+    };
+    let by_flag = Owned::spawn("127.0.0.1:0", ":memory:", &["--abuse-contact", contact]);
+    let by_env = with_env(Some(contact));
+    for server in [&by_flag, &by_env] {
+        let html = send_to(server, fresh_ip(), "GET", "/", None, &[])
+            .await
+            .text();
+        assert!(
+            html.contains("<p>Abuse contact: abuse@list.example &lt;b&gt;&amp;&lt;/b&gt; *now*</p>\n<h2>The calls</h2>"),
+            "{html}"
+        );
+        let md = send_to(server, fresh_ip(), "GET", "/index.md", None, &[])
+            .await
+            .text();
+        assert!(
+            md.contains("\n\nAbuse contact: abuse@list.example \\<b\\>\\&\\</b\\> \\*now\\*\n\n## The calls"),
+            "{md}"
+        );
+    }
+    let none = with_env(None);
+    for path in ["/", "/index.md"] {
+        let page = send_to(&none, fresh_ip(), "GET", path, None, &[])
+            .await
+            .text();
+        assert!(!page.contains("Abuse contact"), "{page}");
+        assert!(!page.contains("{{abuse_contact}}"), "{page}");
+    }
 }
 
 /// `<path>; rel="…"; type="…"` elements of a `Link` header.

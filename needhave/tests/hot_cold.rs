@@ -140,17 +140,22 @@ fn expected(conn: &Connection, kinds: &[Kind], terms: &[&str], limit: usize) -> 
 
 fn note(i: i64) -> String {
     // Common words, a word of the post's own, and now and then a rarer one.
+    // Some longer than eight letters, whose prefixes the list holds deeper
+    // than that ([`deep_chain`]), and one that shares fourteen characters
+    // with them but is not one of them.
     let common = [
         "gpu",
         "gpus",
         "tonight",
         "bike",
-        "bikes",
+        "refurbishedlaptop",
         "mountainbike",
         "desk",
+        "refurbishedlaptops",
+        "refurbishedlazy",
     ];
-    let a = common[(i % 7) as usize];
-    let b = common[((i / 7) % 7) as usize];
+    let a = common[(i % 9) as usize];
+    let b = common[((i / 9) % 9) as usize];
     let rare = if i % 23 == 0 { " zephyr" } else { "" };
     // A run of unspaced letters, long or short, now and then one the
     // list has not seen.
@@ -161,6 +166,18 @@ fn note(i: i64) -> String {
         String::new()
     };
     format!("{a} {b} item q{i:x}z{rare} {han}{new}")
+}
+
+/// Makes every prefix of `ⁿrefurbishedlaptop` hot on a fresh list, as the
+/// move would after many posts of it: prefixes deeper than eight
+/// characters, which the list's first thousand posts would not reach.
+fn deep_chain(conn: &Connection) {
+    let word = "\u{207f}refurbishedlaptop";
+    let ends: Vec<usize> = word.char_indices().map(|(i, _)| i).skip(2).collect();
+    for end in ends.into_iter().chain([word.len()]) {
+        conn.execute("INSERT INTO hot_prefixes (p) VALUES (?1)", [&word[..end]])
+            .unwrap();
+    }
 }
 
 fn kind(i: i64) -> Kind {
@@ -186,7 +203,7 @@ fn the_schema_moves_as_the_statements_say() {
     assert_eq!(EXPAND.matches(&run).count(), 3, "{EXPAND}");
     let trigger = trigger();
     assert!(include_str!("../../schema.sql").contains(&trigger));
-    assert!(include_str!("../../migrations/0013_waiting_runs.sql").contains(&trigger));
+    assert!(include_str!("../../migrations/0015_deep_prefixes.sql").contains(&trigger));
 }
 
 #[test]
@@ -196,6 +213,7 @@ fn pages_are_what_the_notes_hold_whether_a_word_is_hot_or_cold() {
     // without a copy (the move finds every token).
     for (with_copy, every) in [(true, 1), (true, 50), (false, 1)] {
         let conn = list();
+        deep_chain(&conn);
         let mut hot = HotSet::default();
         for i in 1..=1000 {
             let copy = with_copy.then_some(&mut hot);
@@ -217,6 +235,13 @@ fn pages_are_what_the_notes_hold_whether_a_word_is_hot_or_cold() {
             &["q3e8z"],
             &["mountainb"],
             &["mountainbike", "gpu"],
+            &["refurbishedlaptop"],
+            &["refurbishedlaptops"],
+            &["refurbishedla"],
+            &["refurbishedlaz"],
+            &["refurbishedlaptop", "gpus"],
+            &["refurbishedlaptop", "refurbishedlazy"],
+            &["refurbishedlaptop", "zephyr"],
             &["nothing"],
             &["自行车"],
             &["车"],
@@ -240,6 +265,7 @@ fn pages_are_what_the_notes_hold_whether_a_word_is_hot_or_cold() {
 #[test]
 fn the_move_finds_the_tokens_a_writer_would() {
     let conn = list();
+    deep_chain(&conn);
     let mut hot = HotSet::default();
     for i in 1..=640 {
         create(&conn, Some(&mut hot), true, i, kind(i), &note(i));
@@ -284,6 +310,20 @@ fn the_move_finds_the_tokens_a_writer_would() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(rows.len(), 60);
+    // Not vacuous: tokens deeper than eight characters, and a word that
+    // shares fourteen characters with a deeper hot prefix without being
+    // one of its words (the depth counted a character at a time).
+    let deep = rows
+        .iter()
+        .filter(|(_, _, tokens)| tokens.contains(" \u{207f}refurbishedlapto"))
+        .count();
+    let beside = rows
+        .iter()
+        .filter(|(_, words, _)| {
+            words.contains("refurbishedlazy") && !words.contains("refurbishedlap")
+        })
+        .count();
+    assert!(deep > 0 && beside > 0, "{deep} {beside}");
     for (post, words, tokens) in rows {
         let i = post - 10_000;
         assert_eq!(
@@ -300,6 +340,86 @@ fn the_move_finds_the_tokens_a_writer_would() {
         want.sort_unstable();
         assert_eq!(got, want, "{words}");
     }
+}
+
+/// A word longer than eight letters that many notes hold is promoted to
+/// its end, by writers with a copy of the hot set and without one, within
+/// a few moves (the first move that one of its posts offers it in, once
+/// eight moved posts hold it whole): a query of it then reads its own list
+/// in the hot part (and the cold part needs it no more).
+#[test]
+fn a_long_word_many_notes_hold_is_promoted_to_its_end() {
+    for with_copy in [true, false] {
+        let conn = list();
+        let mut hot = HotSet::default();
+        let deepest = |conn: &Connection| -> String {
+            conn.query_row(
+                "SELECT p FROM hot_prefixes WHERE p GLOB '\u{207f}c*' ORDER BY length(p) DESC",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        for i in 1..=1280 {
+            let copy = with_copy.then_some(&mut hot);
+            let note = format!("commonword own{i}x");
+            create(&conn, copy, true, i, Kind::Need, &note);
+            if i == 192 {
+                // Three moves of 64 posts that all hold it.
+                assert_eq!(deepest(&conn), "\u{207f}commonword", "copy {with_copy}");
+            }
+        }
+        assert_eq!(deepest(&conn), "\u{207f}commonword", "copy {with_copy}");
+        let all: Vec<i64> = (1..=1280).rev().take(101).collect();
+        for terms in [
+            &["commonword"][..],
+            &["commonwor"],
+            &["commonword", "own7x"],
+        ] {
+            assert_eq!(
+                page(&conn, &[Kind::Need], terms, 101),
+                expected(&conn, &[Kind::Need], terms, 101),
+                "{terms:?} copy {with_copy}"
+            );
+        }
+        assert_eq!(page(&conn, &[Kind::Need], &["commonword"], 101), all);
+    }
+}
+
+/// A query word longer than the hot set's deepest prefix (only a word
+/// that NFKC lengthens gets there: U+FB03 is "ffi") is asked as its
+/// first hundred characters, whose list the hot part keeps once many
+/// posts hold the word (the statement writes the number out).
+#[test]
+fn a_word_longer_than_the_deepest_prefix_is_asked_by_it() {
+    let longest = needhave::search::LONGEST_TERM;
+    let sql = needhave::handlers::posts::WORDS_SQL;
+    assert_eq!(
+        sql.matches(&format!("substr(w.value, 1, {longest})"))
+            .count(),
+        2,
+        "{sql}"
+    );
+    let conn = list();
+    let mut hot = HotSet::default();
+    let word = "ffi".repeat(40);
+    for i in 1..=200 {
+        let note = format!("{word} own{i}x");
+        create(&conn, Some(&mut hot), true, i, Kind::Need, &note);
+    }
+    let marked = format!("\u{207f}{}", &word[..longest]);
+    let deepest: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM hot_prefixes WHERE p = ?1",
+            [&marked],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(deepest, 1, "the word is hot to the deepest prefix");
+    let typed = "\u{fb03}".repeat(40);
+    let all: Vec<i64> = (1..=200).rev().take(101).collect();
+    assert_eq!(page(&conn, &[Kind::Need], &[&typed], 101), all);
+    assert_eq!(page(&conn, &[Kind::Need], &[&typed, "own7x"], 101), vec![7]);
 }
 
 #[test]

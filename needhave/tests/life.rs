@@ -131,27 +131,6 @@ async fn close(post: &Post) -> Resp {
         .await
 }
 
-async fn waiting(post: &Post) -> Resp {
-    Client::new()
-        .post(
-            &format!("/posts/{}/waiting", post.id),
-            json!({"secret": post.secret}),
-        )
-        .await
-}
-
-/// The ids of the waiting replies of `post`.
-async fn waiting_ids(post: &Post) -> Vec<String> {
-    let r = waiting(post).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.json()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// Whether `id` is on the first page of `path` (a list or a feed),
 /// asked with a fresh client: the 100 newest open posts, ours among them
 /// as long as the list is not busier than these tests.
@@ -165,8 +144,11 @@ async fn shown(path: &str, id: &str) -> bool {
 }
 
 /// Whether the list shows `post` anywhere a reader finds it: the list, its
-/// kind's page, the feed and its kind's feed.
+/// kind's page, the feed and its kind's feed, and a search of its note's
+/// own word on each of them (the note as `fresh_note` writes it: its
+/// label, then a word of 16 hex digits no other note holds).
 async fn anywhere(post: &Post, kind: &str) -> Vec<bool> {
+    let word = post.note.rsplit('#').next().unwrap();
     let mut seen = Vec::new();
     for path in [
         "/posts".to_string(),
@@ -174,6 +156,10 @@ async fn anywhere(post: &Post, kind: &str) -> Vec<bool> {
         format!("/posts?kind={kind}&limit=100"),
         "/posts.atom".to_string(),
         format!("/posts.atom?kind={kind}"),
+        format!("/posts?q={word}"),
+        format!("/posts?kind={kind}&q={word}"),
+        format!("/posts.atom?q={word}"),
+        format!("/posts.atom?kind={kind}&q={word}"),
     ] {
         seen.push(shown(&path, &post.id).await);
     }
@@ -363,7 +349,7 @@ async fn closing() {
     let reply = reply(&post).await;
     let other = common::reply(&post).await;
     let key = accept(&post, &reply).await;
-    assert_eq!(anywhere(&post, "need").await, [true; 5]);
+    assert_eq!(anywhere(&post, "need").await, [true; 9]);
     let before = needhave::platform::now_ms();
     let r = close(&post).await;
     assert_eq!(r.status, 201, "{}", r.text());
@@ -379,7 +365,7 @@ async fn closing() {
     }
     // Out of the list, its pages and its feeds at once; still read by id,
     // closed, with when.
-    assert_eq!(anywhere(&post, "need").await, [false; 5]);
+    assert_eq!(anywhere(&post, "need").await, [false; 9]);
     let read = read(&post.id).await;
     assert_eq!(read.status, 200);
     let read = read.json();
@@ -534,6 +520,7 @@ async fn a_removed_post_answers_410_everywhere() {
     let (post, _) = create("need", json!({})).await;
     let (first, waiting_one) = (reply(&post).await, reply(&post).await);
     let key = accept(&post, &first).await;
+    assert_eq!(anywhere(&post, "need").await, [true; 9]);
     if let Some(done) = remove(&post.id).await {
         assert_eq!(done, Removal::Done(Removed::Post));
     }
@@ -563,7 +550,7 @@ async fn a_removed_post_answers_410_everywhere() {
     c.post(&format!("/posts/{id}/report"), json!({"reason": "spam"}))
         .await
         .expect_error(410, "removed");
-    assert_eq!(anywhere(&post, "need").await, [false; 5]);
+    assert_eq!(anywhere(&post, "need").await, [false; 9]);
     // A thread names its key, not the post: it goes on.
     let r = c.post("/threads", json!({"thread_key": key})).await;
     assert_eq!(r.status, 200, "{}", r.text());

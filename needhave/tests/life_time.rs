@@ -473,3 +473,172 @@ async fn the_kept_list_path_follows_the_clock() {
     );
     assert!(at.is_empty(), "the kept list outlived its expiry: {at:?}");
 }
+
+/// The ids a search of `q` finds at `at` on any page a reader asks it
+/// of: the list, each kind's page, the feed and each kind's feed.
+async fn searched(list: &List, at: i64, q: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for kind in ["", "kind=need&", "kind=have&"] {
+        let (status, page) = list
+            .json(at, "GET", &format!("/posts?{kind}q={q}"), None)
+            .await;
+        assert_eq!(status, 200, "{page}");
+        found.extend(ids(&page).into_iter().map(String::from));
+        let feed = list
+            .call(at, "GET", &format!("/posts.atom?{kind}q={q}"), None, None)
+            .await;
+        assert_eq!(feed.status, 200);
+        let feed = String::from_utf8(feed.body.to_vec()).unwrap();
+        found.extend(
+            feed.split("/posts/")
+                .skip(1)
+                .filter_map(|s| s.get(..32))
+                .filter(|id| id.bytes().all(|b| b.is_ascii_hexdigit()))
+                .map(String::from),
+        );
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A post that expires, one its author closes and one the operator
+/// removes leave every search at once, whichever part of the index holds
+/// their words: while they wait in `words_new`, then once moved (a common
+/// word's list in the hot part; a rare word's in the cold part, beside a
+/// hot one), until the sweep takes them out of the index. Each on a
+/// store that keeps its list and on one that does not.
+async fn ended_posts_leave_every_search(store: Arc<dyn Store>, db: &std::path::Path) {
+    let list = List::new(store.clone());
+    let t0 = needhave::platform::now_ms();
+    let mut made = Vec::new();
+    for (i, (kind, note, expires)) in [
+        ("need", "bicycle wanted expiring1x", Some(300)),
+        ("need", "bicycle wanted closing1x", None),
+        ("have", "bicycle spare removing1x", None),
+        ("have", "bicycle spare staying1x", None),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut body = json!({"kind": kind, "note": note});
+        if let Some(s) = expires {
+            body["expires_in"] = json!(s);
+        }
+        let (status, v) = list.json(t0 + i as i64, "POST", "/posts", Some(body)).await;
+        assert_eq!(status, 201, "{v}");
+        made.push(v);
+    }
+    let id = |i: usize| made[i]["id"].as_str().unwrap().to_string();
+    let ends = t0 + 300_000;
+    let mut all = (0..4).map(id).collect::<Vec<_>>();
+    all.sort();
+    assert_eq!(searched(&list, t0 + 10, "bicycle").await, all);
+    let (status, v) = list
+        .json(
+            t0 + 10,
+            "POST",
+            &format!("/posts/{}/close", id(1)),
+            Some(json!({"secret": made[1]["secret"]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{v}");
+    let removed = needhave::handlers::life::remove(&*store, &id(2), "a test removes it", t0 + 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        removed,
+        needhave::handlers::life::Removal::Done(needhave::handlers::life::Removed::Post)
+    );
+    let staying = vec![id(3)];
+    let nothing: Vec<String> = Vec::new();
+    // Waiting in words_new: the expiring post until its expiry, the
+    // closed and the removed one no longer.
+    assert_eq!(searched(&list, ends - 1, "bicycle").await, {
+        let mut v = vec![id(0), id(3)];
+        v.sort();
+        v
+    });
+    for (at, q, want) in [
+        (ends, "bicycle", &staying),
+        (ends, "expiring1x", &nothing),
+        (ends - 1, "closing1x", &nothing),
+        (ends - 1, "removing1x", &nothing),
+        (ends, "staying1x", &staying),
+    ] {
+        assert_eq!(&searched(&list, at, q).await, want, "waiting: {q}");
+    }
+    // Enough posts that share the word to move all into the index and
+    // make the word hot there.
+    for n in 0..72i64 {
+        let (status, v) = list
+            .json(
+                t0 + 100 + n,
+                "POST",
+                "/posts",
+                Some(json!({"kind": "need", "note": format!("bicycle filler{n}x")})),
+            )
+            .await;
+        assert_eq!(status, 201, "{v}");
+    }
+    // Moved: none of the four waits; the word is hot for needs (a list
+    // of its own in the hot part), not for haves (the cold part).
+    let file = rusqlite::Connection::open(db).unwrap();
+    let waiting: i64 = file
+        .query_row("SELECT count(*) FROM words_new WHERE post <= 4", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(waiting, 0);
+    let is_hot = |p: &str| -> bool {
+        file.query_row("SELECT count(*) FROM hot_prefixes WHERE p = ?1", [p], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap()
+            > 0
+    };
+    assert!(is_hot("\u{207f}bicycle") && !is_hot("\u{2b0}bicycle"));
+    for (at, q, want) in [
+        (ends, "expiring1x", &nothing),
+        (ends - 1, "closing1x", &nothing),
+        (ends - 1, "removing1x", &nothing),
+        (ends, "bicycle expiring1x", &nothing),
+        (ends - 1, "bicycle closing1x", &nothing),
+        (ends - 1, "bicycle removing1x", &nothing),
+        (ends, "staying1x", &staying),
+        (ends, "bicycle staying1x", &staying),
+        (ends, "spare", &staying),
+    ] {
+        assert_eq!(&searched(&list, at, q).await, want, "moved: {q}");
+    }
+    let (_, page) = list
+        .json(ends, "GET", "/posts?q=bicycle&limit=100", None)
+        .await;
+    assert_eq!(ids(&page).len(), 73, "the fillers and the one open post");
+    let hot = searched(&list, ends, "bicycle").await;
+    assert_eq!(hot.len(), 73);
+    for gone in [id(0), id(1), id(2)] {
+        assert!(!hot.contains(&gone), "moved, hot: {gone}");
+    }
+    // Before its expiry, the expiring post is found in both parts.
+    assert_eq!(searched(&list, ends - 1, "expiring1x").await, [id(0)]);
+    assert!(searched(&list, ends - 1, "bicycle").await.contains(&id(0)));
+}
+
+#[tokio::test]
+async fn ended_posts_leave_every_search_on_a_store_that_keeps_the_list() {
+    let dir = scratch("life-search");
+    let db = dir.join("list.db");
+    let store = SqliteStore::open(db.to_str().unwrap()).unwrap();
+    ended_posts_leave_every_search(Arc::new(store), &db).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn ended_posts_leave_every_search_on_a_store_others_write() {
+    let dir = scratch("life-search");
+    let db = dir.join("list.db");
+    let store = Counting::written_by_others(SqliteStore::open(db.to_str().unwrap()).unwrap());
+    ended_posts_leave_every_search(Arc::new(store), &db).await;
+    let _ = std::fs::remove_dir_all(dir);
+}

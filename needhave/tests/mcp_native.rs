@@ -753,6 +753,11 @@ impl Canned {
 /// so that closing after the answer never resets the connection under the
 /// client; returns the head.
 fn read_request(s: &mut TcpStream) -> String {
+    read_whole(s).0
+}
+
+/// [`read_request`]'s head and body.
+fn read_whole(s: &mut TcpStream) -> (String, String) {
     let mut req = Vec::new();
     let mut buf = [0u8; 4096];
     let end = loop {
@@ -760,7 +765,7 @@ fn read_request(s: &mut TcpStream) -> String {
             break i + 4;
         }
         match s.read(&mut buf) {
-            Ok(0) | Err(_) => return String::from_utf8_lossy(&req).into_owned(),
+            Ok(0) | Err(_) => return (String::from_utf8_lossy(&req).into_owned(), String::new()),
             Ok(k) => req.extend_from_slice(&buf[..k]),
         }
     };
@@ -777,7 +782,161 @@ fn read_request(s: &mut TcpStream) -> String {
             Ok(k) => req.extend_from_slice(&buf[..k]),
         }
     }
-    head
+    (head, String::from_utf8_lossy(&req[end..]).into_owned())
+}
+
+/// A host of the previous release's calls: the answers it gave, without a
+/// post's life (no `created_at`, no `status`), and no close route (404,
+/// as any unknown path). Keeps each request's first line and body.
+struct OldHost {
+    url: String,
+    requests: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl OldHost {
+    const POST: &str = "0123456789abcdef0123456789abcdef";
+
+    fn spawn() -> OldHost {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+        let record = requests.clone();
+        std::thread::spawn(move || {
+            for mut s in listener.incoming().flatten() {
+                let (head, body) = read_whole(&mut s);
+                let first = head.lines().next().unwrap_or("").to_string();
+                let post = json!({"id": Self::POST, "kind": "need", "note": "an old need"});
+                let route = first.split(' ').take(2).collect::<Vec<_>>().join(" ");
+                let (status, answer) = match route.split('?').next().unwrap() {
+                    "POST /posts" => ("201 Created", {
+                        let mut p = post.clone();
+                        p["secret"] = json!("s3cret");
+                        p
+                    }),
+                    "GET /posts" => ("200 OK", json!({"posts": [post]})),
+                    r if r == format!("GET /posts/{}", Self::POST) => ("200 OK", post),
+                    r if r.ends_with("/waiting") => (
+                        "200 OK",
+                        json!({"messages": [{"id": "m1", "text": "hello"}]}),
+                    ),
+                    r if r.ends_with("/accept") => ("201 Created", json!({"thread_key": "k"})),
+                    _ => ("404 Not Found", json!({"error": "not_found"})),
+                };
+                record
+                    .lock()
+                    .unwrap()
+                    .push((first, serde_json::from_str(&body).unwrap_or(Value::Null)));
+                let answer = answer.to_string();
+                let _ = s.write_all(
+                    format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\n\
+                         Content-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                        answer.len()
+                    )
+                    .as_bytes(),
+                );
+            }
+        });
+        OldHost { url, requests }
+    }
+
+    fn last(&self) -> (String, Value) {
+        self.requests.lock().unwrap().last().cloned().unwrap()
+    }
+}
+
+/// Against a host of the previous release: every tool still works on its
+/// answers (the life's fields are optional in every output schema);
+/// `expires_in` and `close` are passed on as they are; a close, which that
+/// host has no call for, is an `isError` result, not a crash.
+#[test]
+fn stdio_server_works_against_a_host_without_a_posts_life() {
+    let host = OldHost::spawn();
+    let id = OldHost::POST;
+    let mut m = StdioServer::spawn(Some(&host.url), &[]);
+    let old = json!({"id": id, "kind": "need", "note": "an old need"});
+    // A client checks each result against its tool's outputSchema: the old
+    // answers must pass, so no field of a post's life is required there.
+    let listed = m.rpc(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    let schemas: std::collections::HashMap<String, Value> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().into(),
+                t["outputSchema"].clone(),
+            )
+        })
+        .collect();
+    let call = |m: &mut StdioServer, name: &str, args: Value| {
+        let result = ok(&m.tool(name, args));
+        let validator = jsonschema::validator_for(&schemas[name]).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&result)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name}: {result} fails its outputSchema: {errors:?}"
+        );
+        result
+    };
+
+    let created = call(
+        &mut m,
+        "create_need",
+        json!({"note": "an old need", "expires_in": 86_400}),
+    );
+    assert_eq!(
+        created,
+        json!({"id": id, "kind": "need", "note": "an old need", "secret": "s3cret"})
+    );
+    assert_eq!(
+        host.last(),
+        (
+            "POST /posts HTTP/1.1".into(),
+            json!({"kind": "need", "note": "an old need", "expires_in": 86_400})
+        )
+    );
+    assert_eq!(
+        call(&mut m, "list_posts", json!({})),
+        json!({"posts": [old]})
+    );
+    assert_eq!(call(&mut m, "read_post", json!({"id": id})), old);
+    assert_eq!(
+        call(
+            &mut m,
+            "accept_reply",
+            json!({"post_id": id, "secret": "s3cret", "close": false})
+        ),
+        json!({"messages": [{"id": "m1", "text": "hello"}]})
+    );
+    assert_eq!(host.last().0, format!("POST /posts/{id}/waiting HTTP/1.1"));
+    // An accept that closes: the accept's body carries `close`; the old
+    // host ignores it and answers its key alone.
+    assert_eq!(
+        call(
+            &mut m,
+            "accept_reply",
+            json!({"post_id": id, "secret": "s3cret", "message_id": "m1", "close": true})
+        ),
+        json!({"thread_key": "k"})
+    );
+    let (line, body) = host.last();
+    assert_eq!(line, format!("POST /posts/{id}/accept HTTP/1.1"));
+    assert_eq!(body["close"], true, "{body}");
+    assert_eq!(body["message_id"], "m1", "{body}");
+    // A close alone: that host has no such call.
+    err(
+        &m.tool(
+            "accept_reply",
+            json!({"post_id": id, "secret": "s3cret", "close": true}),
+        ),
+        "not_found",
+    );
+    assert_eq!(host.last().0, format!("POST /posts/{id}/close HTTP/1.1"));
+    m.close_and_wait();
 }
 
 #[test]

@@ -403,7 +403,7 @@ fn a_misstated_limit_is_found() {
     assert_eq!((wrong.len(), n), (1, 1));
     let disk = claims.iter().find(|c| c.what == "the disk bound").unwrap();
     let (wrong, _) = misstated(
-        "a post costs at most five times its note's UTF-8 bytes plus 1 KiB",
+        "a post costs at most three times its note's UTF-8 bytes plus 1 KiB",
         disk,
     );
     assert_eq!(wrong.len(), 1);

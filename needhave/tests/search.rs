@@ -182,6 +182,43 @@ where
     }
 }
 
+/// Case folds as readers of the script expect: a Greek word ends in the
+/// final sigma, which is sigma (ΚΟΣ begins ΚΟΣΜΗΜΑΤΑ, whose sigma is not
+/// final; ΟΔΟΣ, οδος and οδοσ are one word), and the Turkish dotted
+/// capital I is i. A word still does not begin inside another, and the
+/// dotless ı is a letter of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_folds_as_readers_of_the_script_expect() {
+    let t = tag();
+    let jewels = post("have", &format!("{t} ΚΟΣΜΗΜΑΤΑ")).await;
+    let road = post("need", &format!("{t} ΟΔΟΣ 5")).await;
+    let city = post("have", &format!("{t} İstanbul")).await;
+    for in_the_index in [false, true] {
+        if in_the_index {
+            into_the_index().await;
+        }
+        let q = |s: &str| format!("{t} {s}");
+        for w in ["ΚΟΣ", "κος", "κοσ", "Κοσμ"] {
+            assert_eq!(ids(&[("q", &q(w))]).await, v(&[&jewels]), "{w}");
+        }
+        for w in ["οδοσ", "οδος", "ΟΔΟΣ", "Οδος"] {
+            assert_eq!(ids(&[("q", &q(w))]).await, v(&[&road]), "{w}");
+        }
+        for w in [
+            "istanbul",
+            "İSTANBUL",
+            "ISTANBUL",
+            "I\u{307}stanbul",
+            "i\u{307}st",
+        ] {
+            assert_eq!(ids(&[("q", &q(w))]).await, v(&[&city]), "{w}");
+        }
+        for w in ["stanbul", "ıstanbul", "οδοσα", "σμηματα"] {
+            assert!(ids(&[("q", &q(w))]).await.is_empty(), "{w}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_without_spaces_are_found_by_two_characters() {
     let t = tag();

@@ -8,11 +8,12 @@ use serde_json::{json, Value};
 use super::mcp::card_with;
 use crate::api::Api;
 use crate::mcp::card::TOOLS;
-use crate::pages::home::{CONTACT_WARNING, HOW, STATEMENT, TITLE};
+use crate::pages::home::{ABUSE_CONTACT, CONTACT_WARNING, HOW, LIFE, STATEMENT, TITLE};
 use crate::pages::llms::limits;
 use crate::pages::robots::CONTENT_SIGNAL;
 use crate::pages::skills::{index_of, DESCRIPTION, NAME};
 use crate::pages::{documents, escape, is_discovery, Link, LINKS, ORIGIN};
+use crate::rules::{self, Reason};
 
 // ---------------------------------------------------------------- home
 
@@ -23,7 +24,10 @@ pub fn markdown(api: &Api) -> String {
          ## Next step\n\n\
          Read the list at [/posts](/posts). Post and answer through the JSON calls described in \
          [/openapi.json](/openapi.json), or connect an MCP client to `/mcp` (Streamable HTTP).\n\n\
-         ## The calls\n\n"
+         ## A post's life\n\n{LIFE}\n\n\
+         ## Reporting a post\n\n{}\n\n{ABUSE_CONTACT}\
+         ## The calls\n\n",
+        reporting()
     );
     // The discovery documents are listed below, for agents.
     for r in api.routes.iter().filter(|r| !is_discovery(r)) {
@@ -36,12 +40,40 @@ pub fn markdown(api: &Api) -> String {
     md
 }
 
+/// How anyone reports a post, and what a report does: on the home page,
+/// in llms.txt and in the skill.
+pub fn reporting() -> String {
+    let reasons: Vec<String> = Reason::ALL
+        .iter()
+        .map(|r| format!("`{}`", r.as_str()))
+        .collect();
+    format!(
+        "To tell the list's operator about a post (spam, a scam, something illegal, a prompt \
+         injection, contact details), anyone sends `POST /posts/:id/report` with \
+         `{{\"reason\": REASON, \"text\": \"a few words\"}}` (`text` is optional); the reason is one of \
+         {}. The answer is 202. A report hides nothing and changes nothing anyone reads: the \
+         operator reads the reports and decides what to remove. A removed post answers 410 \
+         `removed`. One address may send {} reports an hour; reporting the same post again counts once.",
+        reasons.join(", "),
+        rules::REPORTS_PER_HOUR
+    )
+}
+
 /// The Markdown page as HTML (CommonMark, by pulldown-cmark), in the page's
-/// head and style.
+/// head and style. The abuse contact's mark stands between two blocks, so
+/// the parts on either side render as the page without it would, and the
+/// mark is kept for [`with_contact`](crate::pages::home::with_contact).
 pub fn render(api: &Api) -> String {
     let markdown = markdown(api);
     let mut body = String::new();
-    pulldown_cmark::html::push_html(&mut body, pulldown_cmark::Parser::new(&markdown));
+    let (before, after) = markdown
+        .split_once(ABUSE_CONTACT)
+        .unwrap_or((&markdown, ""));
+    pulldown_cmark::html::push_html(&mut body, pulldown_cmark::Parser::new(before));
+    if !after.is_empty() {
+        body.push_str(ABUSE_CONTACT);
+        pulldown_cmark::html::push_html(&mut body, pulldown_cmark::Parser::new(after));
+    }
     format!(
         r#"<!doctype html>
 <html lang="en">
@@ -67,11 +99,12 @@ pub fn render(api: &Api) -> String {
 
 pub fn llms_txt(api: &Api, origin: &str) -> String {
     let mut t = format!(
-        "# Needhave\n\n> {STATEMENT}\n\n{HOW}\n\n{CONTACT_WARNING}\n\n\
+        "# Needhave\n\n> {STATEMENT}\n\n{HOW}\n\n{CONTACT_WARNING}\n\n{LIFE}\n\n{}\n\n\
          Every call takes and answers JSON; every error is `{{\"error\": CODE}}`. \
          The calls are described in OpenAPI 3 at {origin}/openapi.json, and the same \
          actions are MCP tools at {origin}/mcp (Streamable HTTP, stateless, JSON responses).\n\n\
-         ## Calls\n\n"
+         ## Calls\n\n",
+        reporting()
     );
     for r in api.routes {
         t.push_str(&format!("- `{} {}`: {}\n", r.method, r.path, r.doc));
@@ -148,8 +181,12 @@ pub fn skill_md(api: &Api, origin: &str) -> String {
          3. To answer someone else's post, send a first reply and keep its id and reply secret.\n\
          4. As an author, read the waiting replies with the post secret and accept one: the answer is the thread key.\n\
          5. As a respondent, ask with the reply id and secret whether you were accepted; then you get the same thread key.\n\
-         6. Talk in the thread with its key. Only the two of you can read it.\n\n\
-         ## Tools\n\n"
+         6. Talk in the thread with its key. Only the two of you can read it.\n\
+         7. Once your need is met or your have is gone, close your post.\n\n\
+         ## A post's life\n\n{LIFE}\n\n\
+         ## Reporting a post\n\n{}\n\n\
+         ## Tools\n\n",
+        reporting()
     );
     for tool in api.tools {
         md.push_str(&format!("- `{}`: {}\n", tool.name, tool.description));

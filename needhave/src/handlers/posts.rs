@@ -336,8 +336,8 @@ const KIND_SQL: &str = page_sql!(
      ORDER BY live.post DESC"
 );
 
-/// A page of the posts whose words hold every term of `?7` (a JSON array,
-/// unmarked) of the kinds whose marks are `?5` (a JSON array), in three
+/// A page of the open posts whose words hold every term of `?7` (a JSON
+/// array, unmarked) of the kinds whose marks are `?5` (a JSON array), in three
 /// parts after the version row: the posts whose words wait in `words_new`
 /// (fewer than [`PENDING_MAX`](crate::store::PENDING_MAX)) and hold every
 /// needle of `?6` ([`Words::needles`]: the same terms, matched by
@@ -363,8 +363,8 @@ const KIND_SQL: &str = page_sql!(
 /// the rows above the cursor one by one: the same page, but the 100th page
 /// of a word then reads the 9,900 rows before it (D1 bills each).
 pub const WORDS_SQL: &str = concat!(
-    "WITH q AS (SELECT k.value AS m, w.value AS w, (length(w.value) <= 8 AND EXISTS \
-       (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || w.value)) AS hot \
+    "WITH q AS (SELECT k.value AS m, substr(w.value, 1, 100) AS w, EXISTS \
+       (SELECT 1 FROM hot_prefixes h WHERE h.p = k.value || substr(w.value, 1, 100)) AS hot \
        FROM json_each(?5) k, json_each(?7) w), \
      kinds AS (SELECT m, min(hot) AS all_hot, \
        '(' || group_concat(CASE WHEN hot THEN '\"' || m || w || '\"' END, ' AND ') || ')' AS hot_e, \
@@ -375,17 +375,23 @@ pub const WORDS_SQL: &str = concat!(
         concat!(
             "posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, posts.expires_at \
              FROM words_new JOIN posts ON posts.rowid = words_new.post \
+             CROSS JOIN live ON live.post = posts.rowid \
+             AND (live.expires_at IS NULL OR live.expires_at > ?8) \
              WHERE words_new.post < ?4 AND ",
             crate::search::holds_needles!("words_new.words", "?6"),
             " ORDER BY words_new.post DESC"
         ) => "-1",
         "post_words.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, \
          posts.expires_at FROM post_words JOIN posts ON posts.rowid = 268435456 - post_words.rowid \
+         CROSS JOIN live ON live.post = posts.rowid \
+         AND (live.expires_at IS NULL OR live.expires_at > ?8) \
          WHERE post_words MATCH coalesce((SELECT group_concat(hot_e, ' OR ') FROM kinds \
          WHERE all_hot), '\"\u{b7}none\"') \
          AND post_words.rowid > 268435456 - CAST(?4 AS INTEGER)" |
         "post_cold.rowid, posts.rowid, posts.id, posts.kind, posts.note, posts.created_at, \
          posts.expires_at FROM post_cold JOIN posts ON posts.rowid = 268435456 - post_cold.rowid \
+         CROSS JOIN live ON live.post = posts.rowid \
+         AND (live.expires_at IS NULL OR live.expires_at > ?8) \
          WHERE post_cold MATCH coalesce((SELECT group_concat(cold_e, ' OR ') FROM kinds \
          WHERE NOT all_hot), '\"\u{b7}none\"') \
          AND post_cold.rowid > 268435456 - CAST(?4 AS INTEGER) \

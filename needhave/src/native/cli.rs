@@ -1,6 +1,8 @@
 //! The `needhave` command line: `serve` the list, be a stdio `mcp` server,
-//! print the OpenAPI document the table generates, or turn old D1 rows into
-//! key updates (`d1-keys`) and index inserts (`d1-words`).
+//! `remove` a post or a message and read the `reports` (the operator's,
+//! `native/operator.rs`), print the OpenAPI document the table generates,
+//! or turn old D1 rows into key updates (`d1-keys`) and index inserts
+//! (`d1-words`).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -45,6 +47,9 @@ enum Command {
         /// The list's public origin (`https://list.example`), named by every document whatever a request's Host says.
         #[arg(long, value_name = "URL", value_parser = public_url)]
         public_url: Option<String>,
+        /// Where to write about abuse (an address, a page), shown on the home page.
+        #[arg(long, value_name = "TEXT", env = "ABUSE_CONTACT")]
+        abuse_contact: Option<String>,
         /// Also allow this browser Origin, on the JSON calls and /mcp (repeatable); `*` allows every origin.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origins: Vec<String>,
@@ -84,11 +89,46 @@ enum Command {
         /// The new file to write (never overwritten).
         out: String,
     },
+    /// Remove a post or a message for a reason (the operator's decision, never a call of the list): a removed post answers 410 removed to every call that names it and leaves every list; a removed message leaves the waiting list and its thread. Works while `needhave serve` runs on the file. Removing twice changes nothing.
+    #[command(after_help = "On D1, print the statements and run them there:\n  \
+        needhave remove --sql ID --reason TEXT > remove.sql\n  \
+        wrangler d1 execute DB --remote --file remove.sql")]
+    Remove {
+        /// The id of the post, or of a first reply or thread message.
+        id: String,
+        /// Why, for the record: 1 to 500 characters, stored with the decision.
+        #[arg(long)]
+        reason: String,
+        /// SQLite database file.
+        #[arg(long, default_value = "needhave.db")]
+        db: String,
+        /// Print the statements that remove it on D1 (for `wrangler d1 execute DB --file`) instead of removing it from --db.
+        #[arg(long, conflicts_with = "db")]
+        sql: bool,
+    },
+    /// The reported posts, most reported first (by distinct clients), each with its reports' reasons and texts, newest first. Works while `needhave serve` runs on the file.
+    #[command(after_help = "On D1, the same query:\n  \
+        wrangler d1 execute DB --remote --json --command \"$(needhave reports --query)\"")]
+    Reports {
+        /// SQLite database file.
+        #[arg(long, default_value = "needhave.db")]
+        db: String,
+        /// Print JSON: an array of posts, each with post_id, clients and its reports.
+        #[arg(long)]
+        json: bool,
+        /// Print the query (the same text runs on D1), and exit.
+        #[arg(long, conflicts_with_all = ["db", "json"])]
+        query: bool,
+    },
     /// Print the OpenAPI document the table generates.
     Openapi,
-    /// D1 upgrade: read `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE note_key IS NULL ORDER BY rowid"` on stdin, print the UPDATEs that give those posts their normalized keys.
-    D1Keys,
-    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the hot set, and the posts the index of words does not hold), print the SQL that indexes them in both parts and lets the move go on. Also rebuilds the index after an import of exported tables.
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-keys --query)"` on stdin (the posts without a key's digest, and those whose notes the current rule folds otherwise), print the UPDATEs that give those posts their normalized keys' digests.
+    D1Keys {
+        /// Print the SELECT whose --json output this command reads, and exit.
+        #[arg(long)]
+        query: bool,
+    },
+    /// D1 upgrade: read `wrangler d1 execute DB --json --command "$(needhave d1-words --query)"` on stdin (the hot set, the posts the index of words does not hold, and those whose notes the current rule folds otherwise), print the SQL that indexes them in both parts and lets the move go on. Also rebuilds the index after an import of exported tables.
     D1Words {
         /// Print the SELECTs whose --json output this command reads, and exit.
         #[arg(long)]
@@ -243,6 +283,7 @@ pub fn main() -> ExitCode {
             db,
             client_ip_header,
             public_url,
+            abuse_contact,
             allow_origins,
             allow_hosts,
             ip_salt,
@@ -263,6 +304,7 @@ pub fn main() -> ExitCode {
                         db,
                         client_ip_header,
                         public_url,
+                        abuse_contact,
                         allowed_origins: allow_origins,
                         allowed_hosts: allow_hosts,
                         ip_salt,
@@ -282,7 +324,11 @@ pub fn main() -> ExitCode {
         Command::Mcp { list_url } => {
             crate::native::stdio::run(&list_url).map_err(|e| e.to_string())
         }
-        Command::D1Keys => {
+        Command::D1Keys { query: true } => {
+            println!("{}", crate::store::migrate::d1_keys_query());
+            Ok(())
+        }
+        Command::D1Keys { query: false } => {
             let mut input = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
                 .map_err(|e| e.to_string())
@@ -290,7 +336,7 @@ pub fn main() -> ExitCode {
                 .map(|sql| print!("{sql}"))
         }
         Command::D1Words { query: true } => {
-            println!("{}", crate::store::migrate::D1_UNINDEXED);
+            println!("{}", crate::store::migrate::d1_unindexed());
             Ok(())
         }
         Command::D1Words { query: false } => {
@@ -303,6 +349,23 @@ pub fn main() -> ExitCode {
         Command::Backup { db, out } => crate::store::sqlite::SqliteStore::backup(&db, &out)
             .map(|()| println!("needhave: wrote a copy of {db} to {out}"))
             .map_err(|e| format!("backup of {db}: {e}")),
+        Command::Remove {
+            id,
+            reason,
+            sql: true,
+            ..
+        } => crate::native::operator::remove_sql(&id, &reason).map(|sql| print!("{sql}")),
+        Command::Remove { id, reason, db, .. } => {
+            crate::native::operator::remove(&db, &id, &reason)
+                .map(|done| println!("needhave: {done}"))
+        }
+        Command::Reports { query: true, .. } => {
+            println!("{}", crate::native::operator::REPORTS);
+            Ok(())
+        }
+        Command::Reports { db, json, .. } => {
+            crate::native::operator::reports(&db, json).map(|out| print!("{out}"))
+        }
         Command::Openapi => {
             println!(
                 "{}",

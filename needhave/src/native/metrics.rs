@@ -17,7 +17,8 @@
 //! `needhave_group_commit_fsync_seconds`,
 //! `needhave_statements_interrupted_total{route}`,
 //! `needhave_reads_refused_total{route}`, `needhave_log_lines_dropped_total`,
-//! `needhave_database_bytes`, `needhave_wal_bytes`, `needhave_build_info`.
+//! `needhave_database_bytes`, `needhave_wal_bytes`, `needhave_build_info`,
+//! `needhave_reports_total{reason}`.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -152,6 +153,7 @@ struct Metrics {
     dropped: Counter,
     db_bytes: Gauge<i64, AtomicI64>,
     wal_bytes: Gauge<i64, AtomicI64>,
+    reports: Family<ReasonLabels, Counter>,
     /// The database file, for the sizes (`None` for `:memory:`).
     db: Option<String>,
 }
@@ -248,6 +250,19 @@ impl Metrics {
             })
             .set(1);
         registry.register("build_info", "The running build: its version", build);
+        let reports = Family::<ReasonLabels, Counter>::default();
+        // Each reason from the start, at 0: a rate over a series that
+        // appears with its first report misses that report.
+        for reason in crate::rules::Reason::ALL {
+            drop(reports.get_or_create(&ReasonLabels {
+                reason: reason.as_str(),
+            }));
+        }
+        registry.register(
+            "reports",
+            "Reports of posts answered 202, by reason (a client's report of the same post again included)",
+            reports.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -262,6 +277,7 @@ impl Metrics {
             dropped,
             db_bytes,
             wal_bytes,
+            reports,
             db,
         }
     }
@@ -513,6 +529,31 @@ pub fn reads_declined(method: &str, path: &str, (interrupted, refused): (u32, u3
         m.reads_refused
             .get_or_create(&labels)
             .inc_by(u64::from(refused));
+    }
+}
+
+/// An answer of 202 to `method` `path`, the request's body `sent`: a
+/// report (`POST /posts/:id/report {"reason": …}`) is counted by its
+/// reason, one of the six (the 202 says it was one); MCP's 202s are not.
+pub fn report_of(method: &str, path: &str, sent: &[u8]) {
+    let Some(m) = METRICS.get() else { return };
+    let api = &crate::routes::API;
+    if api.route_of((api.resolve)(method, path)).map(|r| r.path) != Some("/posts/:id/report") {
+        return;
+    }
+    let reason = serde_json::from_slice::<serde_json::Value>(sent)
+        .ok()
+        .and_then(|v| {
+            v.get("reason")?
+                .as_str()
+                .and_then(crate::rules::Reason::parse)
+        });
+    if let Some(reason) = reason {
+        m.reports
+            .get_or_create(&ReasonLabels {
+                reason: reason.as_str(),
+            })
+            .inc();
     }
 }
 

@@ -1,5 +1,6 @@
-//! The native targets: `needhave serve` (hyper on SQLite) and `needhave mcp`
-//! (a stdio MCP server that is a client of a live list).
+//! The native targets: `needhave serve` (hyper on SQLite), `needhave mcp`
+//! (a stdio MCP server that is a client of a live list), and the
+//! operator's commands beside them (`needhave remove`, `needhave reports`).
 
 pub mod budget;
 pub mod cli;
@@ -7,5 +8,6 @@ pub mod client_ip;
 pub mod conn;
 pub mod logs;
 pub mod metrics;
+pub mod operator;
 pub mod serve;
 pub mod stdio;

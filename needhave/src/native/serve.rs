@@ -42,6 +42,8 @@ pub struct Options {
     pub client_ip_header: Option<String>,
     /// The origin every document names (`--public-url`).
     pub public_url: Option<String>,
+    /// Where to write about abuse, on the home page (`--abuse-contact`).
+    pub abuse_contact: Option<String>,
     pub allowed_origins: Vec<String>,
     /// Extra host names `POST /mcp` answers to; `*` turns the check off.
     pub allowed_hosts: Vec<String>,
@@ -212,6 +214,7 @@ pub async fn run(opts: Options) -> Result<(), String> {
         // The proxy opt-in: whoever sets the client's address also says
         // how it was reached.
         trust_forwarded: opts.client_ip_header.is_some(),
+        abuse_contact: opts.abuse_contact.clone(),
     };
     // The one line on stdout, for a script to read the address from; the
     // log (stderr) has it too.
@@ -571,6 +574,9 @@ async fn serve_one(
             started,
             &response.body,
         );
+        if response.status == 202 && super::metrics::on() {
+            super::metrics::report_of(&request.method, &request.path, &request.body);
+        }
     }
     if reads != (0, 0) {
         super::metrics::reads_declined(&request.method, &request.path, reads);

@@ -1,5 +1,5 @@
 //! Which prefixes of words have a list of their own in the index: the hot
-//! set. A prefix is the kind's mark and one to eight characters of a
+//! set. A prefix is the kind's mark and one to a hundred characters of a
 //! term; it is hot once enough posts hold it, and stays hot. The set is
 //! closed under prefixes (a prefix is promoted only when its parent is
 //! hot), which makes a word's deepest hot prefix one seek into a sorted
@@ -13,18 +13,28 @@
 use super::words::{expanded, kind_mark, kind_term, marked, terms};
 use super::Kind;
 
-/// The characters of the longest hot prefix: the mark and eight. A query
-/// word of more merges its terms' lists, as FTS5 does for a word longer
-/// than its longest prefix list.
-pub const DEEPEST: usize = 9;
+/// The characters of the longest hot prefix: the mark and a hundred, the
+/// longest word a query can ask (`search::LONGEST_TERM`). So a query word
+/// that many posts' words begin with, however long, reads a list of its
+/// own: without one, FTS5 answers a prefix by merging the whole list of
+/// every term that begins with it before the page's first row, which
+/// costs what the list holds (a word of ten letters in half of 1 M
+/// posts). A prefix deeper than eight characters is a term of every post
+/// that holds it, as the shallower ones are: a post's hot terms are still
+/// at most one a character of its words.
+pub const DEEPEST: usize = 101;
 
 /// The posts that must hold a prefix for it to be promoted (the move's
 /// `store::hot_cold::PROMOTE` counts them; an upgrade's [`counted`]).
 pub const PROMOTED_AT: u32 = 8;
 
-/// One word in this many offers its first prefix that is not hot as a
-/// candidate for promotion: a prefix that many posts hold is offered soon,
-/// and one that no other post holds costs nothing most of the time.
+/// One word in this many whose prefixes are not all hot offers itself (its
+/// first [`DEEPEST`] characters) as a candidate for promotion: the move
+/// promotes its first prefix that is not hot, and every longer one at once
+/// when enough posts hold the whole word (`store::hot_cold::PROMOTE`). A
+/// word that many posts hold is offered soon and is hot to its end after
+/// one offer, not after a move a character; one that no other post holds
+/// costs nothing most of the time.
 pub const OFFER_ONE_IN: u64 = 16;
 
 /// A copy of the hot set, as a writer keeps it, and how far it reaches:
@@ -40,7 +50,7 @@ pub struct HotSet {
 
 /// What a writer hands the store for a post: its kind's term and every
 /// hot prefix of its words, each once (the hot part's terms: a query word
-/// that is hot is one of them, exactly), the candidates it offers, the
+/// that is hot is one of them, exactly), the words it offers, the
 /// version they were taken at, and what the cold part needs of it when
 /// that is much less than all its terms.
 #[derive(Debug, PartialEq, Eq)]
@@ -140,9 +150,10 @@ impl HotSet {
     }
 
     /// The tokens of a post of `kind` whose words wait as `waiting`
-    /// (`words::waiting_text`), and its candidates, chosen by a hash of
-    /// `post` (its id) and the word, so that a word is offered about one
-    /// post in [`OFFER_ONE_IN`].
+    /// (`words::waiting_text`), and its candidates (words whose prefixes
+    /// are not all hot, marked, to [`DEEPEST`] characters), chosen by a
+    /// hash of `post` (its id) and the word, so that a word is offered
+    /// about one post in [`OFFER_ONE_IN`].
     pub fn tokens(&self, kind: Kind, post: &str, waiting: &str) -> Tokens {
         let mark = kind_mark(kind);
         let mut kind_token = String::new();
@@ -162,15 +173,15 @@ impl HotSet {
             all += 1 + marked.len();
             // A term whose every prefix is hot is found by the hot part
             // alone, whatever a query asks of it: a query word that begins
-            // it is one of those prefixes. A term of more than eight
-            // characters always stays, for a query word of nine or more.
+            // it is one of those prefixes. A term longer than the deepest
+            // prefix always stays.
             if depth < chars {
                 cold.push(' ');
                 cold.push_str(&marked);
             }
-            let next = depth.max(1) + 1;
-            if next <= chars.min(DEEPEST) && offered(post, term) {
-                candidates.push(prefix(&marked, next).to_string());
+            let deepest = chars.min(DEEPEST);
+            if depth.max(1) < deepest && offered(post, term) {
+                candidates.push(prefix(&marked, deepest).to_string());
             }
             words.push((marked, depth));
         }
@@ -208,7 +219,7 @@ impl HotSet {
 }
 
 /// The hot set of posts already written, as an upgrade finds it: every
-/// prefix (a kind's mark and one to eight characters of a term) that at
+/// prefix (a kind's mark and one to a hundred characters of a term) that at
 /// least `at_least` posts hold, in the order of promotion it is given
 /// (shorter first, so that a parent comes before its children). Counted
 /// one length at a time, each length only under a parent found hot, so no
@@ -355,11 +366,13 @@ mod tests {
     }
 
     #[test]
-    fn no_prefix_deeper_than_eight_characters() {
-        let word = "\u{207f}abcdefghijk";
-        let prefixes: Vec<String> = (2..=12).map(|n| prefix(word, n).to_string()).collect();
+    fn no_prefix_deeper_than_a_hundred_characters() {
+        let word = format!("\u{207f}{}", "abcdefghijk".repeat(10));
+        let prefixes: Vec<String> = (2..=110).map(|n| prefix(&word, n).to_string()).collect();
         let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-        assert_eq!(set(&refs).depth(word), DEEPEST);
+        assert_eq!(set(&refs).depth(&word), DEEPEST);
+        // Below that, the word's own length.
+        assert_eq!(set(&refs).depth(prefix(&word, 40)), 40);
     }
 
     #[test]
@@ -396,18 +409,26 @@ mod tests {
     }
 
     #[test]
-    fn candidates_are_the_first_prefix_not_hot_about_one_word_in_sixteen() {
+    fn candidates_are_words_not_hot_to_their_end_about_one_in_sixteen() {
         let hot = set(&["\u{207f}g", "\u{207f}gp", "\u{207f}gpu"]);
+        let long = "x".repeat(120);
         let mut offered = 0;
         for i in 0..1600 {
-            let t = hot.tokens(Kind::Need, &format!("{i:032x}"), "\u{b7}need gpus x");
+            let words = format!("\u{b7}need gpus x gpuxyz {long}");
+            let t = hot.tokens(Kind::Need, &format!("{i:032x}"), &words);
             for c in &t.candidates {
-                assert!(c == "\u{207f}gpus" || c == "\u{207f}x", "{c}");
+                // The word whole, marked, to the deepest prefix the hot set
+                // keeps: its first prefix that is not hot and all after it.
+                assert!(
+                    ["\u{207f}gpus", "\u{207f}x", "\u{207f}gpuxyz"].contains(&c.as_str())
+                        || *c == format!("\u{207f}{}", &long[..DEEPEST - 1]),
+                    "{c}"
+                );
             }
             offered += t.candidates.len();
         }
-        // 3,200 words, one in 16 expected: 200 (a binomial's 5 sigma: ±69).
-        assert!((131..=269).contains(&offered), "{offered}");
+        // 6,400 words, one in 16 expected: 400 (a binomial's 5 sigma: ±97).
+        assert!((303..=497).contains(&offered), "{offered}");
         // A word all hot to its end offers nothing.
         let all = set(&["\u{207f}a", "\u{207f}ab"]);
         for i in 0..200 {

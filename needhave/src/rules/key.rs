@@ -2,7 +2,9 @@
 //! duplicate even when case, punctuation, spacing, invisible characters or
 //! the Unicode form differ (the list's rule: a copy is not a new note).
 //!
-//! The key is NFKC, lower-cased, invisible characters (default-ignorables
+//! The key is NFKC, lower-cased and its case folded as readers of the
+//! script fold it ([`fold`]: the Greek final sigma is sigma, the Turkish
+//! dotted capital I is i), invisible characters (default-ignorables
 //! and format characters) removed, every run of
 //! characters that are not letters or digits (`char::is_alphanumeric`:
 //! Unicode Alphabetic or Numeric; the JavaScript runtime's `\p{Alphabetic}`
@@ -21,7 +23,8 @@ use crate::platform::{is_alphanumeric, is_mark};
 /// The note as the contact and key rules read it: invisible characters
 /// ([`is_invisible`]) removed (before NFKC too, so that a zero-width space
 /// between a letter and its accent does not keep them apart), NFKC,
-/// lower-cased.
+/// lower-cased, and its case folded where lower case alone keeps apart
+/// what readers take as one letter ([`final_sigma`]).
 ///
 /// But for the 72 characters NFKC expands past three characters ([`LONG`]:
 /// U+FDFA to 18, U+FDFB to 8, squared katakana and units to 4–6), which
@@ -44,9 +47,16 @@ pub fn fold(text: &str) -> String {
             visible.push(c);
         }
     }
-    let mut folded = crate::platform::nfkc_lowercase(&visible);
-    // NFKC maps a few compatibility characters onto ignorable ones.
-    folded.retain(|c| !is_invisible(c));
+    let mut folded = final_sigma(crate::platform::nfkc_lowercase(&visible));
+    // NFKC maps a few compatibility characters onto ignorable ones; and
+    // the dot above that lower-casing leaves on the Turkish dotted capital
+    // I goes ([`final_sigma`] says why).
+    let mut after_i = false;
+    folded.retain(|c| {
+        let dot = after_i && c == '\u{307}';
+        after_i = c == 'i';
+        !dot && !is_invisible(c)
+    });
     if held.is_empty() {
         return folded;
     }
@@ -62,6 +72,53 @@ pub fn fold(text: &str) -> String {
         })
         .collect()
 }
+
+/// Lower case as readers of each script compare letters, where lower
+/// case alone keeps two forms of one letter apart: the Greek final sigma
+/// (ς, which lower-casing gives a capital sigma at the end of a word) is
+/// sigma (σ), so that ΟΔΟΣ, οδος and οδοσ are one word and ΚΟΣ begins
+/// ΚΟΣΜΗΜΑΤΑ; and the dot above that lower-casing leaves on the Turkish
+/// dotted capital I (İ is i and U+0307) is dropped ([`fold`]), so that
+/// İstanbul is istanbul. Unicode's case folding does the first and not
+/// the second, and neither target has it without tables of its own: both
+/// lower-case (the platform's), then this, in the same Rust on both. The
+/// two sigmas differ in their last UTF-8 byte only (CF 82, CF 83), so the
+/// bytes are changed in place: the least code the Worker links for it.
+fn final_sigma(lower: String) -> String {
+    let mut bytes = lower.into_bytes();
+    for i in 1..bytes.len() {
+        if bytes[i - 1] == 0xcf && bytes[i] == 0x82 {
+            bytes[i] = 0x83;
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The characters whose NFKC form holds a capital sigma, a final sigma,
+/// the Turkish dotted capital I or a combining dot above: the only ones
+/// by which the case folding of [`fold`] can change a note's fold, so the
+/// notes whose key and words an upgrade computes again (`store::migrate`).
+/// Source: `unicodedata.normalize("NFKC", c)` over every code point; a
+/// test holds the table to this build's NFKC.
+pub const REFOLDED: &[char] = &[
+    '\u{130}',
+    '\u{2d9}',
+    '\u{307}',
+    '\u{3a3}',
+    '\u{3c2}',
+    '\u{3f2}',
+    '\u{3f9}',
+    '\u{1d6ba}',
+    '\u{1d6d3}',
+    '\u{1d6f4}',
+    '\u{1d70d}',
+    '\u{1d72e}',
+    '\u{1d747}',
+    '\u{1d768}',
+    '\u{1d781}',
+    '\u{1d7a2}',
+    '\u{1d7bb}',
+];
 
 /// U+FFFC OBJECT REPLACEMENT CHARACTER: no decomposition, no case, nothing
 /// composes with it, and no character's NFKC form holds it.
@@ -278,6 +335,41 @@ mod tests {
         for w in LONG.windows(2) {
             assert!(w[0].0 <= w[0].1 && w[0].1 < w[1].0, "{w:?}");
         }
+    }
+
+    #[test]
+    fn case_folds_as_readers_of_the_script_expect() {
+        // The Greek final sigma is sigma, wherever lower-casing puts it.
+        assert_eq!(key("ΟΔΟΣ"), "οδοσ");
+        assert_eq!(key("οδος"), key("οδοσ"));
+        assert_eq!(key("ΚΟΣ ΚΟΣΜΗΜΑΤΑ"), "κοσ κοσμηματα");
+        assert_eq!(key("\u{3f2}"), "σ");
+        // The Turkish dotted capital I is i, however it is written.
+        assert_eq!(key("İstanbul"), "istanbul");
+        assert_eq!(key("I\u{307}STANBUL"), "istanbul");
+        assert_eq!(key("i\u{307}stanbul"), "istanbul");
+        // A dot above on another letter stays.
+        assert_eq!(key("e\u{307}"), "\u{117}");
+        assert_eq!(key("ı"), "ı");
+    }
+
+    /// The table against this build's NFKC, every code point: a character
+    /// is in `REFOLDED` exactly when its NFKC form holds one of the four
+    /// characters the case folding reads or is made from.
+    #[cfg(not(target_arch = "wasm32"))]
+    #[test]
+    fn refolded_table_is_nfkc() {
+        use unicode_normalization::UnicodeNormalization;
+        let want: Vec<char> = (0..=0x10ffff)
+            .filter_map(char::from_u32)
+            .filter(|c| {
+                let mut buf = [0; 4];
+                c.encode_utf8(&mut buf)
+                    .nfkc()
+                    .any(|n| matches!(n, '\u{3a3}' | '\u{3c2}' | '\u{130}' | '\u{307}'))
+            })
+            .collect();
+        assert_eq!(REFOLDED, want.as_slice());
     }
 
     #[test]

@@ -99,16 +99,22 @@ fn piece(s: &str, unspaced: bool) -> Piece<'_> {
 /// The adjacent pairs of a run's characters; a run of one character is
 /// itself.
 pub fn bigrams(run: &str) -> Vec<&str> {
-    let starts: Vec<usize> = run.char_indices().map(|(i, _)| i).collect();
-    if starts.len() < 2 {
+    // Each pair from the start of one character to the start of the one
+    // after the next (or the run's end): one walk of the starts.
+    let mut starts = run.char_indices().map(|(i, _)| i).skip(1);
+    let Some(mut next) = starts.next() else {
         return vec![run];
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    loop {
+        let end = starts.next().unwrap_or(run.len());
+        out.push(&run[start..end]);
+        if end == run.len() {
+            return out;
+        }
+        (start, next) = (next, end);
     }
-    (0..starts.len() - 1)
-        .map(|k| {
-            let end = starts.get(k + 2).copied().unwrap_or(run.len());
-            &run[starts[k]..end]
-        })
-        .collect()
 }
 
 /// The character each term of a post's words begins with in the index:

@@ -49,10 +49,25 @@ macro_rules! rest {
     };
 }
 
+/// A JSON array of `$n` + 1 zeros, made from a zero blob's hex: what
+/// `json_each` walks where SQL would count from 0 to `$n`.
+macro_rules! zeros {
+    ($n:expr) => {
+        concat!(
+            "'[' || replace(hex(zeroblob(",
+            $n,
+            ")), '00', '0,') || '0]'"
+        )
+    };
+}
+
 /// The characters of a marked term `v`'s deepest hot prefix, given `s`,
 /// the greatest hot prefix not after it: their longest common prefix,
 /// since the set is closed under prefixes; 0 below two characters (the
-/// mark alone, or the other kind's mark).
+/// mark alone, or the other kind's mark). Up to eight characters written
+/// out; a longer common prefix (`s` and `v` share nine, and `s` is not
+/// `v`'s) counted a character at a time, which only a term that shares
+/// nine characters with a deeper hot prefix pays.
 macro_rules! depth {
     ($s:literal, $v:literal) => {
         concat!(
@@ -68,6 +83,17 @@ macro_rules! depth {
             " THEN length(",
             $s,
             ") ",
+            "WHEN substr(",
+            $s,
+            ", 1, 9) = substr(",
+            $v,
+            ", 1, 9) THEN (SELECT max(k.key) + 9 FROM json_each(",
+            zeros!(concat!("min(length(", $s, "), length(", $v, ")) - 9")),
+            ") k WHERE substr(",
+            $s,
+            ", 1, k.key + 9) = substr(",
+            $v,
+            ", 1, k.key + 9)) ",
             "WHEN substr(",
             $s,
             ", 1, 8) = substr(",
@@ -154,6 +180,20 @@ macro_rules! token {
     };
 }
 
+/// ` ` and each prefix of `y.v` of ten characters or more, up to its
+/// deepest hot prefix: a row of `json_each` a character, for the terms
+/// whose hot prefixes go that deep.
+macro_rules! deep_tokens {
+    () => {
+        concat!(
+            "CASE WHEN y.d >= 10 THEN (SELECT group_concat(' ' || substr(y.v, 1, k.key + 10), '') \
+             FROM json_each(",
+            zeros!("y.d - 10"),
+            ") k) ELSE '' END"
+        )
+    };
+}
+
 /// The hot part's terms of a post whose waiting words are `$words`, as
 /// `rules::hot::HotSet::tokens` writes them from a current copy: its
 /// kind's term and every hot prefix of its terms, found with one seek a
@@ -183,6 +223,8 @@ macro_rules! hot_tokens {
             token!("8"),
             " || ",
             token!("9"),
+            " || ",
+            deep_tokens!(),
             ", '') FROM ",
             depths!($words),
             "), '')"
@@ -193,13 +235,14 @@ macro_rules! hot_tokens {
 /// Each waiting post's runs (`rules::words::RUN`) written out as their
 /// pairs, as `rules::words::terms` does: the statements after it read
 /// terms. The pairs of a run of `n` characters come from a JSON array of
-/// `n - 1` zeros, made from a zero blob's hex.
-pub const EXPAND: &str = "UPDATE words_new SET words = (SELECT group_concat(CASE \
+/// `n - 1` zeros (`zeros!`).
+pub const EXPAND: &str = concat!(
+    "UPDATE words_new SET words = (SELECT group_concat(CASE \
      WHEN substr(j.value, 1, 1) = '~' THEN substr(j.value, k.key + 2, 2) ELSE j.value END, ' ') \
-     FROM json_each('[\"' || replace(words, ' ', '\",\"') || '\"]') j, \
-     json_each('[' || replace(hex(zeroblob(CASE WHEN substr(j.value, 1, 1) = '~' \
-     THEN length(j.value) - 3 ELSE 0 END)), '00', '0,') || '0]') k) \
-     WHERE instr(words, '~') > 0";
+     FROM json_each('[\"' || replace(words, ' ', '\",\"') || '\"]') j, json_each(",
+    zeros!("CASE WHEN substr(j.value, 1, 1) = '~' THEN length(j.value) - 3 ELSE 0 END"),
+    ") k) WHERE instr(words, '~') > 0"
+);
 
 /// The promotions a post's writer had not seen, when they are few (64 at
 /// most): each one whose prefix begins a term of the post is added to
@@ -222,9 +265,9 @@ pub const NEAR: &str = concat!(
 pub const BEHIND: &str = concat!(
     "UPDATE words_new SET tokens = ",
     hot_tokens!("words_new.words"),
-    ", candidates = (SELECT json_group_array(substr(y.v, 1, max(y.d, 1) + 1)) FROM ",
+    ", candidates = (SELECT json_group_array(substr(y.v, 1, 101)) FROM ",
     depths!("words_new.words"),
-    " WHERE max(y.d, 1) + 1 <= min(length(y.v), 9) AND abs(random()) % 16 = 0), \
+    " WHERE max(y.d, 1) < min(length(y.v), 101) AND abs(random()) % 16 = 0), \
      version = (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) \
      WHERE tokens IS NULL OR version < (SELECT coalesce(max(rowid), 0) FROM hot_prefixes) - 64"
 );
@@ -241,18 +284,41 @@ pub const COLD: &str = concat!(
     ")) FROM words_new ORDER BY post DESC"
 );
 
-/// The candidates to promote: at most 64 a move, not hot, whose parent is
-/// (the set stays closed whatever a writer offers), that at least 8 moved
-/// posts hold (a prefix query of the cold part, counted to 8 at most: a
-/// prefix offered late can have a long list there).
-pub const PROMOTE: &str = "INSERT OR IGNORE INTO hot_fresh (p) SELECT c.p FROM \
-     (SELECT DISTINCT j.value AS p FROM words_new n, json_each(n.candidates) j \
-     WHERE length(j.value) BETWEEN 2 AND 9 \
-     AND NOT EXISTS (SELECT 1 FROM hot_prefixes h WHERE h.p = j.value) \
-     AND (length(j.value) = 2 OR EXISTS (SELECT 1 FROM hot_prefixes h \
-       WHERE h.p = substr(j.value, 1, length(j.value) - 1))) LIMIT 64) c \
-     WHERE (SELECT count(*) FROM (SELECT 1 FROM post_cold \
-     WHERE post_cold MATCH '\"' || c.p || '\"*' LIMIT 8)) >= 8";
+/// That at least 8 moved posts (`rules::hot::PROMOTED_AT`) hold a term
+/// that begins with `$p`: a prefix query of the cold part, counted to 8 at
+/// most (a prefix offered late can have a long list there).
+macro_rules! held_by_eight {
+    ($p:literal) => {
+        concat!(
+            "(SELECT count(*) FROM (SELECT 1 FROM post_cold WHERE post_cold MATCH '\"' || ",
+            $p,
+            " || '\"*' LIMIT 8)) >= 8"
+        )
+    };
+}
+
+/// The promotions of a move, from the words its posts offer (at most 64
+/// of them): for each, its first prefix that is not hot, when 8 moved
+/// posts hold it, and every longer prefix of it too when 8 hold the whole
+/// word (then each of them does). Each prefix's parent is hot or promoted
+/// with it, whatever a writer offers (the depth is read from the hot set
+/// here), and at most 64 a move, the shortest first, so the set stays
+/// closed under prefixes.
+pub const PROMOTE: &str = concat!(
+    "INSERT OR IGNORE INTO hot_fresh (p) SELECT p FROM (SELECT substr(c.v, 1, c.d + 1 + k.key) AS p \
+     FROM (SELECT y.v AS v, max(y.d, 1) AS d, ",
+    held_by_eight!("y.v"),
+    " AS whole FROM (SELECT x.v AS v, ",
+    depth!("x.s", "x.v"),
+    " AS d FROM (SELECT o.v AS v, (SELECT h.p FROM hot_prefixes h WHERE h.p <= o.v \
+     ORDER BY h.p DESC LIMIT 1) AS s FROM (SELECT DISTINCT j.value AS v \
+     FROM words_new n, json_each(n.candidates) j WHERE length(j.value) BETWEEN 2 AND 101 LIMIT 64) o \
+     LIMIT -1) x LIMIT -1) y WHERE max(y.d, 1) < length(y.v) AND ",
+    held_by_eight!("substr(y.v, 1, max(y.d, 1) + 1)"),
+    " LIMIT -1) c, json_each(",
+    zeros!("CASE WHEN c.whole THEN length(c.v) - c.d - 1 ELSE 0 END"),
+    ") k ORDER BY length(p), p LIMIT 64)"
+);
 
 /// The moved posts' tokens into the hot part, and each promoted prefix as
 /// a term of every post that holds it (the cold part has its terms: none
@@ -295,8 +361,8 @@ pub const MOVE: [&str; 9] = [
 /// makes 64 runs it: a create's batch is its post, its words and the
 /// catch-up, whatever the move does. It waits while `words_filling` says
 /// that older posts wait to be indexed (`needhave d1-words`): a prefix
-/// that fill counts hot must reach every post moved before it. `schema.sql` and `migrations/0013`
-/// hold this text (a test checks).
+/// that fill counts hot must reach every post moved before it.
+/// `schema.sql` and `migrations/0015` hold this text (a test checks).
 pub fn trigger() -> String {
     let mut sql = String::from(
         "CREATE TRIGGER IF NOT EXISTS words_move AFTER INSERT ON words_new\n\

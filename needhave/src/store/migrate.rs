@@ -24,6 +24,7 @@ use crate::rules::hot::{self, HotSet};
 use crate::rules::note_key;
 use crate::rules::words::{waiting_text, ANY_COLD};
 use crate::rules::Kind;
+use crate::rules::REFOLDED;
 
 /// The schema version this build writes: the number of files in
 /// `migrations/` (a first-release file says 0, though it holds 0001).
@@ -35,8 +36,12 @@ use crate::rules::Kind;
 /// for the index; 0009 and 0011 set the index's leaf size ([`LEAVES`],
 /// [`YOUNG_LEAVES`]), fresh files included. 0013 changes what a post's
 /// words are while they wait, and the move that writes them. 0014 gives a
-/// post its life ([`LIFE`]).
-pub const VERSION: i64 = 14;
+/// post its life ([`LIFE`]); 0015 writes the move again, for prefixes of
+/// up to a hundred characters. An upgrade from 12 or later keeps the
+/// index, and gives the posts whose notes the current fold reads otherwise
+/// ([`REFOLDED`]) their new key's digest ([`refold_keys`]) and their new
+/// words beside the old ([`refold_words`]).
+pub const VERSION: i64 = 15;
 
 /// The fresh schema, shared with D1: what every open applies last.
 pub const SCHEMA: &str = include_str!("../../../schema.sql");
@@ -72,6 +77,10 @@ const WAITING_RUNS: &str = include_str!("../../../migrations/0013_waiting_runs.s
 /// CHECK changes), every row kept under its row number.
 const LIFE: &str = include_str!("../../../migrations/0014_life.sql");
 
+/// migrations/0015: the move that finds and promotes prefixes of up to a
+/// hundred characters.
+const DEEP_PREFIXES: &str = include_str!("../../../migrations/0015_deep_prefixes.sql");
+
 /// What an upgrade did, for the log.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Upgrade {
@@ -82,6 +91,10 @@ pub struct Upgrade {
     pub shared: usize,
     /// Old posts whose words were indexed.
     pub indexed: usize,
+    /// Old posts whose notes the current fold reads otherwise: their key
+    /// and words taken again (counted in `keyed` or `shared` too when
+    /// their key's digest changed).
+    pub refolded: usize,
 }
 
 /// Brings the database to [`VERSION`] and applies the schema. Returns what
@@ -97,13 +110,14 @@ pub fn apply(conn: &Connection) -> rusqlite::Result<Option<Upgrade>> {
     match upgrade(conn, from) {
         Ok(done) => {
             conn.execute_batch("COMMIT")?;
-            if done.keyed + done.shared + done.indexed > 0 {
+            if done.keyed + done.shared + done.indexed + done.refolded > 0 {
                 tracing::info!(
                     from = done.from,
                     to = VERSION,
                     keyed = done.keyed,
                     left_without_key = done.shared,
                     indexed = done.indexed,
+                    refolded = done.refolded,
                     "database upgraded"
                 );
             }
@@ -134,8 +148,10 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
         conn.execute_batch(LIFE)?;
     }
     // An index of words of a file before 12 is one part, with prefix
-    // lists: dropped, made again as the hot part, and filled below.
-    if has_table(conn, "post_words")? {
+    // lists: dropped, made again as the hot part, and filled below. From
+    // 12 on, the two parts are kept.
+    let rebuild = from < 12;
+    if rebuild && has_table(conn, "post_words")? {
         conn.execute_batch("DROP TABLE post_words")?;
     }
     // Before the schema, which would give a file without it a bound of 0.
@@ -144,6 +160,9 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
     }
     if from < 13 && has_table(conn, "words_new")? {
         conn.execute_batch(WAITING_RUNS)?;
+    }
+    if from < 15 && has_table(conn, "words_new")? {
+        conn.execute_batch(DEEP_PREFIXES)?;
     }
     conn.execute_batch(SCHEMA)?;
     if from < 9 {
@@ -155,9 +174,15 @@ fn upgrade(conn: &Connection, from: i64) -> rusqlite::Result<Upgrade> {
         conn.execute_batch(YOUNG_LEAVES)?;
     }
     let (keyed, shared) = fill_keys(conn)?;
-    done.keyed = keyed;
-    done.shared = shared;
-    done.indexed = fill_index(conn)?;
+    let (refolded, rekeyed, reshared) = refold_keys(conn)?;
+    done.keyed = keyed + rekeyed;
+    done.shared = shared + reshared;
+    done.refolded = refolded;
+    if rebuild {
+        done.indexed = fill_index(conn)?;
+    } else {
+        refold_words(conn)?;
+    }
     conn.pragma_update(None, "user_version", VERSION)?;
     Ok(done)
 }
@@ -209,6 +234,112 @@ fn fill_keys(conn: &Connection) -> rusqlite::Result<(usize, usize)> {
         [],
     )?;
     Ok((keyed, old.len() - keyed))
+}
+
+/// A condition on a post's `note`: it holds a character of
+/// [`REFOLDED`], so the current fold may read it otherwise than the fold
+/// its key and words were taken with. One `instr` a character: D1 allows
+/// a GLOB pattern of 50 bytes at most.
+pub fn refolded_note() -> String {
+    let tests: Vec<String> = REFOLDED
+        .iter()
+        .map(|c| format!("instr(note, char({})) > 0", u32::from(*c)))
+        .collect();
+    format!("({})", tests.join(" OR "))
+}
+
+/// Gives the posts that hold a digest and whose notes the current fold may
+/// read otherwise ([`refolded_note`]) their key's digest as it is now,
+/// oldest first. Where two old notes now have one key, the row that holds
+/// it keeps it and the others keep NULL, as [`fill_keys`] does: every row
+/// stays, and the unique index never meets two of one digest. Returns (the
+/// posts looked at, re-keyed, left NULL).
+fn refold_keys(conn: &Connection) -> rusqlite::Result<(usize, usize, usize)> {
+    let old: Vec<(i64, String, String)> = conn
+        .prepare(&format!(
+            "SELECT rowid, note, note_key_hash FROM posts \
+             WHERE note_key_hash IS NOT NULL AND {} ORDER BY rowid",
+            refolded_note()
+        ))?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut set = conn.prepare(
+        "UPDATE posts SET note_key_hash = CASE WHEN NOT EXISTS \
+         (SELECT 1 FROM posts WHERE note_key_hash = ?1) THEN ?1 END WHERE rowid = ?2",
+    )?;
+    let (mut keyed, mut shared) = (0, 0);
+    for (rowid, note, held) in &old {
+        let digest = note_key_hash(note);
+        if digest == *held {
+            continue;
+        }
+        set.execute(params![digest, rowid])?;
+        let now: Option<String> = conn.query_row(
+            "SELECT note_key_hash FROM posts WHERE rowid = ?1",
+            [rowid],
+            |r| r.get(0),
+        )?;
+        if now.is_some() {
+            keyed += 1;
+        } else {
+            shared += 1;
+        }
+    }
+    Ok((old.len(), keyed, shared))
+}
+
+/// Gives the posts whose notes the current fold may read otherwise
+/// ([`refolded_note`]) their words as it reads them: a waiting post's
+/// words in `words_new` are written again (the move finds their hot
+/// terms), and a moved post gets its terms in both parts beside the ones
+/// it has (the index keeps no text to delete them by, and an old term no
+/// query makes any more finds nothing it should not), as a writer with
+/// the file's hot set would write them. Newest first, so that the
+/// reversed row numbers ascend. Returns how many.
+fn refold_words(conn: &Connection) -> rusqlite::Result<usize> {
+    let posts: Vec<(i64, String, String, String, bool)> = conn
+        .prepare(&format!(
+            "SELECT rowid, id, kind, note, rowid IN (SELECT post FROM words_new) \
+             FROM posts WHERE {} ORDER BY rowid DESC",
+            refolded_note()
+        ))?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    if posts.is_empty() {
+        return Ok(0);
+    }
+    let mut copy = HotSet::new();
+    copy.extend_unsorted(
+        conn.prepare("SELECT rowid, p FROM hot_prefixes")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?,
+    );
+    let mut waiting = conn.prepare(
+        "UPDATE words_new SET words = ?2, tokens = NULL, candidates = NULL, version = NULL, \
+         cold = NULL WHERE post = ?1",
+    )?;
+    let mut hot_part =
+        conn.prepare("INSERT INTO post_words (rowid, words) VALUES (268435456 - ?1, ?2)")?;
+    let mut cold_part =
+        conn.prepare("INSERT INTO post_cold (rowid, words) VALUES (268435456 - ?1, ?2)")?;
+    let mut done = 0;
+    for (rowid, id, kind, note, is_waiting) in &posts {
+        let Some(kind) = Kind::parse(kind) else {
+            continue;
+        };
+        let words = waiting_text(kind, note);
+        if *is_waiting {
+            waiting.execute(params![rowid, words])?;
+        } else {
+            let (hot, cold) = copy.parts(kind, id, &words);
+            hot_part.execute(params![rowid, hot])?;
+            cold_part.execute(params![rowid, cold])?;
+        }
+        done += 1;
+    }
+    Ok(done)
 }
 
 /// Indexes the words of every post not waiting in `words_new` (all of
@@ -271,14 +402,19 @@ pub fn fill_index(conn: &Connection) -> rusqlite::Result<usize> {
 }
 
 /// For D1, where SQL cannot compute the words: reads what `wrangler d1
-/// execute DB --json --command` prints for [`D1_UNINDEXED`] (the hot set,
-/// and the posts the index does not hold, newest first) and returns the
-/// SQL that indexes them, for `wrangler d1 execute DB --file`, as the
-/// native upgrade does ([`fill_index`]): the prefixes those posts make hot
-/// (counted as [`hot::counted`] counts them), then each post's terms in
-/// both parts under its row number reversed, then the end of
-/// `words_filling`, which lets the move go on. Each INSERT guards itself
-/// (a post indexed since is left alone), so the file may be run again, or
+/// execute DB --json --command` prints for [`d1_unindexed`] (the hot set,
+/// the posts the index does not hold, newest first, and the posts whose
+/// notes the current fold may read otherwise) and returns the SQL that
+/// indexes them, for `wrangler d1 execute DB --file`, as the native
+/// upgrade does ([`fill_index`], [`refold_words`]): the prefixes the
+/// posts the index does not hold make hot (counted as [`hot::counted`]
+/// counts them), then each of those posts' terms in both parts under its
+/// row number reversed, then each refolded post's words (written again
+/// while they wait, its new terms beside its old ones once moved), then
+/// the end of `words_filling`, which lets the move go on. Each statement
+/// guards itself (a post indexed since is left alone; a refolded post's
+/// terms go where its words are when the statement runs, and a term
+/// written twice for a post is one), so the file may be run again, or
 /// while the Worker serves. Words are written as hex blobs cast to text,
 /// as the keys are.
 pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
@@ -287,6 +423,7 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
     );
     let mut known = Vec::new();
     let mut posts = Vec::new();
+    let mut refolded = Vec::new();
     for row in wrangler_rows(wrangler_json)? {
         if let (Some(n), Some(p)) = (row["n"].as_i64(), row["p"].as_str()) {
             known.push((n, p.to_string()));
@@ -299,8 +436,15 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
             .and_then(Kind::parse)
             .ok_or("a row without a kind (need or have)")?;
         let words = waiting_text(kind, note);
-        posts.push((id, kind, words));
+        if row["refold"].as_i64() == Some(1) {
+            refolded.push((id, kind, words));
+        } else {
+            posts.push((id, kind, words));
+        }
     }
+    // A post the index does not hold gets all its words below, as the
+    // current fold reads them.
+    refolded.retain(|(id, _, _)| !posts.iter().any(|(unindexed, _, _)| unindexed == id));
     let mut copy = HotSet::new();
     let next = known.iter().map(|(n, _)| *n).max().unwrap_or(0);
     copy.extend_unsorted(known);
@@ -338,21 +482,46 @@ pub fn d1_word_inserts(wrangler_json: &str) -> Result<String, String> {
             ));
         }
     }
+    for (id, kind, words) in &refolded {
+        let (hot, cold) = copy.parts(*kind, id, words);
+        sql.push_str(&format!(
+            "UPDATE words_new SET words = CAST(X'{}' AS TEXT), tokens = NULL, candidates = NULL, \
+             version = NULL, cold = NULL WHERE post = (SELECT rowid FROM posts WHERE id = '{id}');\n",
+            hex::encode(words.as_bytes())
+        ));
+        for (table, text) in [("post_words", &hot), ("post_cold", &cold)] {
+            let text = hex::encode(text.as_bytes());
+            sql.push_str(&format!(
+                "INSERT INTO {table} (rowid, words) SELECT 268435456 - rowid, CAST(X'{text}' AS TEXT) \
+                 FROM posts WHERE id = '{id}' AND rowid NOT IN (SELECT post FROM words_new) \
+                 AND EXISTS (SELECT 1 FROM post_cold \
+                 WHERE post_cold MATCH '{ANY_COLD}' AND post_cold.rowid = 268435456 - posts.rowid);\n"
+            ));
+        }
+    }
     sql.push_str("DELETE FROM words_filling;\n");
     Ok(sql)
 }
 
-/// The query whose `--json` output [`d1_word_inserts`] reads: the hot set
-/// (each prefix with its number), then the posts the index does not hold
-/// and whose words do not wait in `words_new`, newest first (so that the
-/// reversed row numbers the INSERTs write ascend).
-pub const D1_UNINDEXED: &str = "SELECT rowid AS n, p FROM hot_prefixes ORDER BY rowid; \
-     SELECT id, kind, note FROM posts \
-     WHERE rowid NOT IN (SELECT post FROM words_new) AND (268435456 - rowid NOT IN \
-     (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"') \
-     OR 268435456 - rowid NOT IN \
-     (SELECT rowid FROM post_cold WHERE post_cold MATCH '\"\u{b7}need\" OR \"\u{b7}have\"')) \
-     ORDER BY rowid DESC";
+/// The query whose `--json` output [`d1_word_inserts`] reads (`needhave
+/// d1-words --query`): the hot set (each prefix with its number), then
+/// the posts the index does not hold and whose words do not wait in
+/// `words_new`, then the posts whose notes the current fold may read
+/// otherwise ([`refolded_note`]), each newest first (so that the reversed
+/// row numbers the INSERTs write ascend).
+pub fn d1_unindexed() -> String {
+    format!(
+        "SELECT rowid AS n, p FROM hot_prefixes ORDER BY rowid; \
+         SELECT id, kind, note FROM posts \
+         WHERE rowid NOT IN (SELECT post FROM words_new) AND (268435456 - rowid NOT IN \
+         (SELECT rowid FROM post_words WHERE post_words MATCH '\"\u{207f}\u{b7}need\" OR \"\u{2b0}\u{b7}have\"') \
+         OR 268435456 - rowid NOT IN \
+         (SELECT rowid FROM post_cold WHERE post_cold MATCH '\"\u{b7}need\" OR \"\u{b7}have\"')) \
+         ORDER BY rowid DESC; \
+         SELECT id, kind, note, 1 AS refold FROM posts WHERE {} ORDER BY rowid DESC",
+        refolded_note()
+    )
+}
 
 /// The rows of wrangler's `--json` output: one result object per statement,
 /// each with `results`; a bare array of rows is taken as well.
@@ -381,36 +550,44 @@ fn post_id(row: &serde_json::Value) -> Result<&str, String> {
     Ok(id)
 }
 
-/// For D1, where SQL cannot compute the key: reads what
-/// `wrangler d1 execute DB --json --command "SELECT id, note FROM posts WHERE
-/// note_key IS NULL ORDER BY rowid"` prints and returns the UPDATE
-/// statements that give those rows their keys, for
 /// The query whose `wrangler d1 execute DB --json --command` output
-/// [`d1_key_updates`] reads: the posts without a digest, oldest first.
-pub const D1_KEYS_QUERY: &str =
-    "SELECT id, note FROM posts WHERE note_key_hash IS NULL ORDER BY rowid";
+/// [`d1_key_updates`] reads (`needhave d1-keys --query`): the posts
+/// without a digest, and those whose notes the current fold may read
+/// otherwise ([`refolded_note`]), with the digest they hold, oldest first.
+pub fn d1_keys_query() -> String {
+    format!(
+        "SELECT id, note, note_key_hash FROM posts WHERE note_key_hash IS NULL OR {} ORDER BY rowid",
+        refolded_note()
+    )
+}
 
 /// For D1, where SQL cannot compute the key or its digest: reads what
-/// `wrangler d1 execute DB --json --command` prints for [`D1_KEYS_QUERY`]
-/// and returns the UPDATE statements that give those rows their key's
-/// digest and drop the full key they may keep, for
-/// `wrangler d1 execute DB --file`. Each statement guards itself as
-/// [`fill_keys`] does (the oldest row keeps a shared key; a row keyed since
-/// is left alone), so the file may be run again, or while the Worker
-/// serves. A digest is hex and an id is checked hex: no quoting to get
-/// wrong, whatever an old note holds.
+/// `wrangler d1 execute DB --json --command` prints for [`d1_keys_query`]
+/// (or for a query of `id` and `note` alone, of the posts without a
+/// digest) and returns the UPDATE statements that give those rows their
+/// key's digest as the current rule makes it and drop the full key they
+/// may keep, for `wrangler d1 execute DB --file`; none for a row that
+/// holds its digest already. Each statement guards itself as [`fill_keys`]
+/// and [`refold_keys`] do (the oldest row keeps a shared key, later ones
+/// keep NULL; a row keyed since is left alone), so the file may be run
+/// again, or while the Worker serves. A digest is hex and an id is checked
+/// hex: no quoting to get wrong, whatever an old note holds.
 pub fn d1_key_updates(wrangler_json: &str) -> Result<String, String> {
     let mut sql = String::from(
-        "-- Generated by `needhave d1-keys`: the key digests of posts older than the digest.\n",
+        "-- Generated by `needhave d1-keys`: the key digests of posts older than the rule.\n",
     );
     for row in &wrangler_rows(wrangler_json)? {
         let id = post_id(row)?;
         let note = row["note"].as_str().ok_or("a row without a text note")?;
         let digest = note_key_hash(note);
+        if row["note_key_hash"].as_str() == Some(digest.as_str()) {
+            continue;
+        }
         sql.push_str(&format!(
             "UPDATE posts SET note_key_hash = CASE WHEN NOT EXISTS \
              (SELECT 1 FROM posts WHERE note_key_hash = '{digest}') THEN '{digest}' END, \
-             note_key = NULL WHERE id = '{id}' AND note_key_hash IS NULL;\n"
+             note_key = NULL WHERE id = '{id}' \
+             AND (note_key_hash IS NULL OR note_key_hash <> '{digest}');\n"
         ));
     }
     Ok(sql)

@@ -595,6 +595,28 @@ pub async fn create_on(server: &Server, kind: &str, note: &str) -> Resp {
     send_to(server, fresh_ip(), "POST", "/posts", body, &[]).await
 }
 
+/// `POST /posts/:id/waiting` of `post`, by its author.
+pub async fn waiting(post: &Post) -> Resp {
+    Client::new()
+        .post(
+            &format!("/posts/{}/waiting", post.id),
+            serde_json::json!({"secret": post.secret}),
+        )
+        .await
+}
+
+/// The ids of the waiting replies of `post`.
+pub async fn waiting_ids(post: &Post) -> Vec<String> {
+    let r = waiting(post).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub async fn create_post(kind: &str) -> Post {
     let note = fresh_note(kind);
     let r = Client::new()

@@ -132,7 +132,7 @@ pub struct Worst {
     pub posts: u64,
     /// What the file grew by.
     pub grew: i64,
-    /// Three times the notes' bytes plus 1 KiB a post.
+    /// Five times the notes' bytes plus 1 KiB a post.
     pub bound: i64,
 }
 
@@ -140,7 +140,7 @@ impl Worst {
     /// A list of `posts` posts of `bytes` of notes in all, the file grown
     /// by `grew`.
     pub fn see(&mut self, posts: u64, bytes: i64, grew: i64) {
-        let bound = 3 * bytes + 1024 * posts as i64;
+        let bound = 5 * bytes + 1024 * posts as i64;
         if self.bound == 0 || grew * self.bound > self.grew * bound {
             *self = Worst { posts, grew, bound };
         }
