@@ -90,6 +90,8 @@ function probe(name, dir) {
 // floor. `plain` makes the baseline's call (`prepare(…).all()`); `sessions`
 // makes ours for GET /posts (a session, a batch of the list's statement).
 const JS_FETCH = {
+  asset:
+    'export default { async fetch(req, env) { const r = await env.ASSETS.fetch("https://assets.local/index.html"); return new Response(await r.text(), { headers: { "content-type": "text/html" } }); } };\n',
   plain:
     'export default { async fetch(req, env) { const r = await env.DB.prepare("SELECT 1 AS one").all(); return Response.json(r.results); } };\n',
   sessions: `export default { async fetch(req, env) {
@@ -118,16 +120,40 @@ function jsWorker(kind) {
   ];
 }
 
+// MCP's `tools/list`, the first call of most MCP sessions after
+// `initialize`: answered from the checked-in MCP document.
+const TOOLS_LIST = {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+};
+// The documents as static assets, as wrangler.toml deploys them: the Worker
+// first on every request, reading them through the binding. Ours and a build
+// given as BEFORE both run so, whether or not their Worker reads them, so
+// that both pay Miniflare's router in front alike (production's is the
+// platform's own, not JavaScript run in the isolate's process); `js asset`
+// is the runtime's floor for one document fetched through the binding.
+const ASSETS = {
+  directory: join(ROOT, "needhave", "documents"),
+  binding: "ASSETS",
+  routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+  assetConfig: { html_handling: "none", not_found_handling: "none" },
+};
+const oursRoot = resolve(oursDir);
+const beforeRoot = beforeDir && resolve(beforeDir);
 const WORKERS = {
   baseline: { root: resolve(baseDir), modules: rustWorker(resolve(baseDir)), path: "/", persist: "baseline" },
-  "ours GET /posts": { root: resolve(oursDir), modules: rustWorker(resolve(oursDir)), path: "/posts", persist: "ours" },
-  "ours GET /": { root: resolve(oursDir), modules: rustWorker(resolve(oursDir)), path: "/", persist: "ours" },
-  ...(beforeDir && {
-    "before GET /posts": { root: resolve(beforeDir), modules: rustWorker(resolve(beforeDir)), path: "/posts", persist: "ours" },
-    "before GET /": { root: resolve(beforeDir), modules: rustWorker(resolve(beforeDir)), path: "/", persist: "ours" },
+  "ours GET /posts": { root: oursRoot, modules: rustWorker(oursRoot), path: "/posts", persist: "ours", assets: true },
+  "ours GET /": { root: oursRoot, modules: rustWorker(oursRoot), path: "/", persist: "ours", assets: true },
+  "ours MCP tools/list": { root: oursRoot, modules: rustWorker(oursRoot), path: "/mcp", init: TOOLS_LIST, persist: "ours", assets: true },
+  ...(beforeRoot && {
+    "before GET /posts": { root: beforeRoot, modules: rustWorker(beforeRoot), path: "/posts", persist: "ours", assets: true },
+    "before GET /": { root: beforeRoot, modules: rustWorker(beforeRoot), path: "/", persist: "ours", assets: true },
+    "before MCP tools/list": { root: beforeRoot, modules: rustWorker(beforeRoot), path: "/mcp", init: TOOLS_LIST, persist: "ours", assets: true },
   }),
   "js plain": { root: join(work, "js-plain"), modules: jsWorker("plain"), path: "/", persist: "baseline" },
   "js sessions": { root: join(work, "js-sessions"), modules: jsWorker("sessions"), path: "/", persist: "ours" },
+  "js asset": { root: join(work, "js-asset"), modules: jsWorker("asset"), path: "/", persist: "ours", assets: true },
 };
 
 function options(w, stdio) {
@@ -141,6 +167,8 @@ function options(w, stdio) {
     d1Persist: join(work, w.persist),
     bindings: { IP_SALT: "cold-start" },
     handleRuntimeStdio: stdio,
+    // The assets' router calls the Worker by its name.
+    ...(w.assets && { name: "needhave", assets: { ...ASSETS, workerName: "needhave" } }),
   };
 }
 
@@ -149,12 +177,34 @@ async function seed() {
   const mf = new Miniflare(options(WORKERS["ours GET /"], () => {}));
   await mf.ready;
   const db = await mf.getD1Database("DB");
-  const sql = readFileSync(join(ROOT, "schema.sql"), "utf8")
+  const parts = readFileSync(join(ROOT, "schema.sql"), "utf8")
     .replace(/--.*$/gm, "")
     .split(";")
     .map((s) => s.trim())
     .filter(Boolean);
+  // A trigger's body holds statements of its own: it runs to its `END`.
+  const sql = [];
+  let trigger = null;
+  for (const part of parts) {
+    if (trigger !== null) {
+      trigger += `;\n${part}`;
+      if (/^END$/i.test(part)) [sql[sql.length], trigger] = [trigger, null];
+    } else if (/^CREATE TRIGGER/i.test(part)) {
+      trigger = part;
+    } else {
+      sql.push(part);
+    }
+  }
   await db.batch(sql.map((s) => db.prepare(s)));
+  // The floor's statement is read out of posts.rs's source; where that
+  // reading no longer gives the list's statement, the row is left out
+  // rather than timing a failing call.
+  try {
+    await db.prepare(LIST_SQL).bind(...LIST_BINDS).all();
+  } catch (e) {
+    console.error(`js sessions left out: the list's statement, as read from posts.rs, fails (${e.message})`);
+    delete WORKERS["js sessions"];
+  }
   await mf.dispose();
 }
 
@@ -217,21 +267,24 @@ async function launch(name) {
   // workerd instantiates the Worker, at config load or at the first request.
   const loadedBeforeReady = !Number.isNaN(load);
   const target = new URL(w.path, url);
-  const first = await mf.dispatchFetch(target);
+  const first = await mf.dispatchFetch(target, w.init);
   const status = first.status;
-  await first.arrayBuffer();
+  const firstBody = await first.text();
   const t2 = now();
   const c2 = cpuMs(pid);
   const warm = [];
   for (let i = 0; i < WARM; i++) {
     const s = now();
-    const r = await mf.dispatchFetch(target);
+    const r = await mf.dispatchFetch(target, w.init);
     await r.arrayBuffer();
     warm.push(now() - s);
   }
   const c3 = cpuMs(pid);
   await mf.dispose();
-  if (status !== 200) throw new Error(`${name}: first answer ${status}`);
+  if (status !== 200) {
+    process.stderr.write(log.join(""));
+    throw new Error(`${name}: first answer ${status} ${firstBody}`);
+  }
   return {
     load,
     ready: t1 - t0,
@@ -398,6 +451,9 @@ for (const n of NAMES.filter((n) => !n.startsWith("js"))) {
     `${n.padEnd(18)} wall ${fmt(whole(n, false)).padStart(6)} (${ratio(whole(n, false), whole("baseline", false))} baseline)   cpu ${fmt(whole(n, true)).padStart(6)} (${ratio(whole(n, true), whole("baseline", true))} baseline)`,
   );
 }
+const floor = med["js sessions"]
+  ? `ours GET /posts +${fmt(med["ours GET /posts"]["first cpu"] - med["js sessions"]["first cpu"])} ms, `
+  : "";
 console.log(
-  `goal: ours GET /posts <= 1.50x baseline. Over the JavaScript floor making the same D1 call, first answer cpu: ours GET /posts +${fmt(med["ours GET /posts"]["first cpu"] - med["js sessions"]["first cpu"])} ms, baseline +${fmt(med.baseline["first cpu"] - med["js plain"]["first cpu"])} ms`,
+  `goal: ours GET /posts <= 1.50x baseline. Over the JavaScript floor making the same D1 call, first answer cpu: ${floor}baseline +${fmt(med.baseline["first cpu"] - med["js plain"]["first cpu"])} ms`,
 );

@@ -134,7 +134,11 @@ export async function fullFlow(call, check, who) {
   const listed = check.ok("list_posts", await call("list_posts", {}));
   assert.ok(listed.posts.some((p) => p.id === post.id && p.note === needNote), "list_posts: the new need");
   assert.ok(!JSON.stringify(listed).includes(post.secret), "list_posts: no secret");
-  assert.deepEqual(check.ok("read_post", await call("read_post", { id: post.id })), { id: post.id, kind: "need", note: needNote });
+  // A post's view carries its age and status: open, with no expiry given.
+  const { created_at: createdAt, status, ...read } = check.ok("read_post", await call("read_post", { id: post.id }));
+  assert.deepEqual(read, { id: post.id, kind: "need", note: needNote });
+  assert.equal(status, "open", "read_post: a new post is open");
+  assert.match(createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, "read_post: created_at in RFC 3339, UTC, milliseconds");
 
   const first = check.ok("write_first_reply", await call("write_first_reply", { post_id: post.id, text: "I can help" }));
   assert.match(first.id, HEX(32));

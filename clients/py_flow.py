@@ -114,7 +114,11 @@ async def flow(client: Client, check: Check) -> None:
     assert any(p["id"] == post["id"] and p["note"] == need_note for p in listed["posts"]), "list_posts: the new need"
     assert post["secret"] not in json.dumps(listed), "list_posts: no secret"
     read = check.ok("read_post", await call("read_post", {"id": post["id"]}))
+    # A post's view carries its age and status: open, with no expiry given.
+    created_at, status = read.pop("created_at", None), read.pop("status", None)
     assert read == {"id": post["id"], "kind": "need", "note": need_note}, read
+    assert status == "open", status
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", created_at or ""), created_at
 
     first = check.ok("write_first_reply", await call("write_first_reply", {"post_id": post["id"], "text": "I can help"}))
     assert HEX32.match(first["id"]) and HEX64.match(first["secret"]) and first["hidden"] is True, first

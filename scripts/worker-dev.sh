@@ -12,13 +12,21 @@ worker_free_port() {
 }
 
 # worker_config FILE MAIN NAME: a wrangler config for the built Worker whose
-# entry is MAIN (an index.js that worker-build wrote), with a D1 bound as DB.
+# entry is MAIN (an index.js that worker-build wrote), with a D1 bound as DB
+# and the documents as its static assets, bound as ASSETS (as wrangler.toml).
 worker_config() {
     local file=$1 main=$2 name=$3
     cat >"$file" <<EOF
 name = "$name"
 main = "$main"
 compatibility_date = "$(awk -F'"' '/^compatibility_date/ { print $2 }' "$WORKER_ROOT/wrangler.toml")"
+
+[assets]
+directory = "$WORKER_ROOT/needhave/documents"
+binding = "ASSETS"
+run_worker_first = true
+html_handling = "none"
+not_found_handling = "none"
 
 [[d1_databases]]
 binding = "DB"

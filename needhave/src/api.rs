@@ -204,6 +204,20 @@ impl Api {
     }
 }
 
+/// What the table says for people (a route's or a parameter's doc, a
+/// tool's title and description, a handler's name), as the table holds it:
+/// natively the text, which the generated documents are made from; in the
+/// Worker nothing, since it serves those documents from its static assets
+/// (`crate::assets`) and answers nothing else with it. About 3 KB of the
+/// `.wasm`'s gzip.
+pub const fn doc(text: &'static str) -> &'static str {
+    if cfg!(target_arch = "wasm32") {
+        ""
+    } else {
+        text
+    }
+}
+
 /// Copy: every field is a `'static` reference or a small value, so a test
 /// (or a tool) can build an `Api` from the table plus its own rows.
 #[derive(Clone, Copy, Debug)]

@@ -12,6 +12,7 @@
 //! platform. `tests/layers.rs` fails on an import circle.
 
 pub mod api;
+pub mod assets;
 pub mod client;
 pub mod conditional;
 pub mod config;

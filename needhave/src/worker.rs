@@ -37,6 +37,7 @@ use crate::store::session::Sessions;
 use crate::store::{Failing, Store};
 use crate::{platform, routes, rules};
 
+mod assets;
 mod url;
 
 #[wasm_bindgen(
@@ -285,6 +286,14 @@ async fn answer(
     config: Config,
     usage: std::rc::Rc<Usage>,
 ) -> Response {
+    // The documents come from the static assets, not the .wasm.
+    if assets::load(env, crate::pages::assets::needed(request))
+        .await
+        .is_err()
+    {
+        platform::log_error("static assets: not served by the ASSETS binding");
+        return crate::refusal(request, &config, Code::Internal);
+    }
     // Without it, none: such requests must not share one bucket of the
     // per-IP limits, so their writes are refused (`Ctx::ip_hash`).
     let ip = request

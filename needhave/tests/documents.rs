@@ -252,3 +252,73 @@ fn npm_scripts() {
     );
     assert!(repo_file(".npmrc").lines().any(|l| l == "loglevel=silent"));
 }
+
+/// Every document route names the documents it is made from, or the
+/// Worker would answer it from a document it never loaded; the routes of
+/// the list's data name none.
+#[test]
+fn each_document_route_names_its_assets() {
+    use needhave::assets::Asset;
+    use needhave::http::Request;
+    use needhave::pages::assets::needed as assets_for;
+    use needhave::pages::documents;
+    let data = ["/healthz", "/posts", "/posts.atom"];
+    for route in documents(&API) {
+        for method in ["GET", "HEAD"] {
+            let named = assets_for(&Request::new(method, route.path));
+            assert_eq!(
+                named.is_empty(),
+                data.contains(&route.path),
+                "{method} {}: {named:?}",
+                route.path
+            );
+        }
+    }
+    let mut markdown = Request::new("GET", "/");
+    markdown
+        .headers
+        .push(("accept".into(), "text/markdown".into()));
+    assert_eq!(assets_for(&markdown), [Asset::Markdown]);
+    assert_eq!(assets_for(&Request::new("GET", "/")), [Asset::Html]);
+    // MCP: its static answers always, the skill for the methods that
+    // serve it, however the body writes their names.
+    let mcp = |body: &str| {
+        let mut req = Request::new("POST", "/mcp");
+        req.body = body.as_bytes().to_vec();
+        assets_for(&req).to_vec()
+    };
+    let tools = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(mcp(tools), [Asset::Mcp]);
+    for skill in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"skills/list"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"skills\/get","params":{}}"#,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"resources/read"}]"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"\u0073kills/list"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"r\u0065sources/read"}"#,
+    ] {
+        assert_eq!(mcp(skill), [Asset::Mcp, Asset::Skill], "{skill}");
+    }
+    assert!(assets_for(&Request::new("OPTIONS", "/")).is_empty());
+    assert!(assets_for(&Request::new("POST", "/posts")).is_empty());
+}
+
+/// The Worker's assets directory holds exactly the documents it fetches,
+/// each the text the native server carries.
+#[test]
+fn the_assets_directory_is_the_documents() {
+    use needhave::assets::Asset;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("documents");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    let mut named: Vec<String> = Asset::ALL.iter().map(|a| a.file().to_string()).collect();
+    named.sort();
+    assert_eq!(files, named, "needhave/documents/ against Asset::ALL");
+    for asset in Asset::ALL {
+        let text = std::fs::read_to_string(dir.join(asset.file())).unwrap();
+        assert_eq!(text, asset.text(), "{}", asset.file());
+        assert!(!text.is_empty(), "{}", asset.file());
+    }
+}

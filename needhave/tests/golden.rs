@@ -33,7 +33,7 @@ fn openapi_document_is_current() {
     // The same document without whitespace, which is what is served.
     let compact =
         serde_json::to_string(&needhave::gen::openapi::generate(&needhave::routes::API)).unwrap();
-    check_text("openapi.min.json", compact);
+    check_text("documents/openapi.min.json", compact);
 }
 
 #[test]

@@ -651,6 +651,6 @@ fn answers_are_byte_for_byte_the_transcript() {
 fn static_document_is_current() {
     let text =
         serde_json::to_string(&needhave::gen::mcp::generate(&needhave::routes::API)).unwrap();
-    expectorate::assert_contents("mcp.min.json", &text);
+    expectorate::assert_contents("documents/mcp.min.json", &text);
     assert_eq!(needhave::mcp::documents::DOCUMENT, text);
 }

@@ -86,7 +86,7 @@ pub fn expand(table: &Table) -> TokenStream {
             quote! {
                 crate::api::QueryParam {
                     name: #name,
-                    doc: #doc,
+                    doc: crate::api::doc(#doc),
                     error: crate::error::Code::#code,
                     min: #min,
                     max: #max,
@@ -99,8 +99,8 @@ pub fn expand(table: &Table) -> TokenStream {
                 method: #method,
                 path: #path,
                 query: &[#(#query),*],
-                doc: #doc,
-                handler: #handler,
+                doc: crate::api::doc(#doc),
+                handler: crate::api::doc(#handler),
                 body: #body,
                 raw: #raw,
                 consistency: #consistency,

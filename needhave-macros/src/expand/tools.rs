@@ -119,8 +119,8 @@ pub fn expand(table: &Table) -> TokenStream {
         entries.push(quote! {
             crate::api::Tool {
                 name: #name,
-                title: #title,
-                description: #doc,
+                title: crate::api::doc(#title),
+                description: crate::api::doc(#doc),
                 read_only: #read_only,
                 idempotent: #idempotent,
                 branches: &[#(#branches),*],

@@ -1,4 +1,4 @@
-//! The checked-in MCP documents: `needhave/mcp.min.json` (the fixed
+//! The checked-in MCP documents: `needhave/documents/mcp.min.json` (the fixed
 //! answers, which `mcp::documents` serves) and the server card's tools, made
 //! from the table and the server's identity.
 
@@ -24,15 +24,9 @@ pub fn generate(api: &Api) -> Value {
         "websiteUrl": WEBSITE,
         "icons": icons,
     });
-    // `tools::list` adds them back from the table.
-    let mut tools_without_descriptions = tools::generate_list(api, &icons);
-    for tool in tools_without_descriptions["tools"]
-        .as_array_mut()
-        .into_iter()
-        .flatten()
-    {
-        tool.as_object_mut().map(|t| t.remove("description"));
-    }
+    // With the tools' descriptions: the Worker's table carries none
+    // (`crate::api::doc`), so its `tools/list` is the file's.
+    let tools = tools::generate_list(api, &icons);
     // Resources hold the skill's file (the Skills extension requires the
     // capability of whoever declares it).
     let resources = json!({"listChanged": false, "subscribe": false});
@@ -64,7 +58,7 @@ pub fn generate(api: &Api) -> Value {
             "instructions": INSTRUCTIONS,
         },
         "serverInfo": server_info,
-        "tools/list": tools_without_descriptions,
+        "tools/list": tools,
     })
 }
 

@@ -22,6 +22,7 @@
 use super::tools;
 use crate::api::Api;
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response, JSON};
 use crate::origin::serving;
 use crate::pages::{fill, origin_as, text, Escape, ORIGIN};
@@ -36,7 +37,8 @@ pub const DESCRIPTION: &str =
     "A public list of needs and haves for agents: post, answer, and talk in private threads.";
 
 /// `gen::documents::template`, checked in.
-pub const SERVER_CARD: &str = include_str!("../../documents/server-card.json");
+#[cfg(not(target_arch = "wasm32"))]
+pub const SERVER_CARD: &str = Asset::ServerCard.bundled();
 /// What stands for the JSON array of the tools in [`SERVER_CARD`].
 pub const TOOLS: &str = "{{tools}}";
 
@@ -44,7 +46,7 @@ pub const TOOLS: &str = "{{tools}}";
 pub fn served(api: &Api, origin: &str) -> String {
     let tools = serde_json::to_string(&tools::list(api)["tools"]).unwrap_or_default();
     fill(
-        SERVER_CARD,
+        Asset::ServerCard.text(),
         &[(ORIGIN, &origin_as(origin, Escape::Json)), (TOOLS, &tools)],
     )
 }

@@ -6,7 +6,7 @@
 //! answer types of the routes its plan calls (schemars, native only), both
 //! tidied for MCP clients, checked in as `needhave/tool-schemas.json` (and
 //! `.min.json`, for people and tests) and served from inside
-//! `needhave/mcp.min.json` (see `documents.rs`), like the OpenAPI document:
+//! `needhave/documents/mcp.min.json` (see `documents.rs`), like the OpenAPI document:
 //! the Worker links no schema library.
 
 use serde_json::{Map, Value};
@@ -113,14 +113,17 @@ pub fn is_of_type(value: &Value, ty: &str) -> bool {
 
 /// The `tools/list` result, in table order: the checked-in one (see
 /// `documents.rs`), which `generate_list` makes from the table, with each
-/// tool's description from the table, which holds them for the other
-/// documents too (in the file as well, they would ship twice).
+/// tool's description from `api` where it has one (a test's table may
+/// differ from the file's); the Worker's table has none (`crate::api::doc`)
+/// and answers the file's.
 pub fn list(api: &Api) -> Value {
     let mut list = super::documents::get("tools/list").clone();
     let tools = list["tools"].as_array_mut().into_iter().flatten();
     for entry in tools {
         if let Some(tool) = entry["name"].as_str().and_then(|n| api.tool(n)) {
-            entry["description"] = tool.description.into();
+            if !tool.description.is_empty() {
+                entry["description"] = tool.description.into();
+            }
         }
     }
     list

@@ -8,14 +8,16 @@
 
 use super::{fill_origin, filled, Escape};
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response};
 
 /// `gen::documents::linkset` of [`ORIGIN`](super::ORIGIN), as JSON text, checked in.
-pub const API_CATALOG: &str = include_str!("../../documents/api-catalog.json");
+#[cfg(not(target_arch = "wasm32"))]
+pub const API_CATALOG: &str = Asset::Catalog.bundled();
 
 /// The linkset as served to `origin`.
 pub fn served(origin: &str) -> String {
-    fill_origin(API_CATALOG, origin, Escape::Json)
+    fill_origin(Asset::Catalog.text(), origin, Escape::Json)
 }
 
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
@@ -23,7 +25,7 @@ pub async fn document(req: &Request, ctx: &Ctx) -> Response {
         req,
         ctx,
         "/.well-known/api-catalog",
-        API_CATALOG,
+        Asset::Catalog.text(),
         Escape::Json,
     )
 }

@@ -16,6 +16,7 @@
 
 use super::LINK_HEADER;
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response};
 
 /// The product statement, visible on the page exactly as written.
@@ -70,9 +71,11 @@ fn markdown_escape(s: &str) -> String {
 }
 
 /// The page as served: `gen::documents::render` of the table, checked in.
-pub const INDEX_HTML: &str = include_str!("../../documents/index.html");
+#[cfg(not(target_arch = "wasm32"))]
+pub const INDEX_HTML: &str = Asset::Html.bundled();
 /// The Markdown page as served: `gen::documents::markdown` of the table, checked in.
-pub const INDEX_MD: &str = include_str!("../../documents/index.md");
+#[cfg(not(target_arch = "wasm32"))]
+pub const INDEX_MD: &str = Asset::Markdown.bundled();
 
 pub const CONTACT_WARNING: &str = "**A note is public: never put an e-mail address or a phone number in it** (the list refuses it with `contact_details`). Contact happens in the private thread, once the author accepts a reply.";
 
@@ -133,7 +136,11 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
     if req.header("accept").is_some_and(wants_markdown) {
         return index_md(req, ctx).await.with_header("vary", "Accept");
     }
-    let page = with_contact(INDEX_HTML, ctx.config.abuse_contact.as_deref(), true);
+    let page = with_contact(
+        Asset::Html.text(),
+        ctx.config.abuse_contact.as_deref(),
+        true,
+    );
     Response::new(200, "text/html; charset=utf-8", page.into_bytes())
         .with_header("link", LINK_HEADER)
         .with_header("vary", "Accept")
@@ -147,7 +154,11 @@ pub async fn page(req: &Request, ctx: &Ctx) -> Response {
 
 /// `GET /index.md`, and `GET /` for a client that prefers Markdown.
 pub async fn index_md(_req: &Request, ctx: &Ctx) -> Response {
-    let page = with_contact(INDEX_MD, ctx.config.abuse_contact.as_deref(), false);
+    let page = with_contact(
+        Asset::Markdown.text(),
+        ctx.config.abuse_contact.as_deref(),
+        false,
+    );
     super::text(super::media_of(ctx.api, "/index.md"), page).with_header("link", LINK_HEADER)
 }
 

@@ -6,11 +6,13 @@
 
 use super::{fill_origin, filled, Escape};
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response};
 use crate::rules;
 
 /// `gen::documents::llms_txt` of the table and [`ORIGIN`](super::ORIGIN), checked in.
-pub const LLMS_TXT: &str = include_str!("../../documents/llms.txt");
+#[cfg(not(target_arch = "wasm32"))]
+pub const LLMS_TXT: &str = Asset::Llms.bundled();
 
 /// The limits, from the constants the rules enforce.
 pub fn limits() -> String {
@@ -34,9 +36,9 @@ pub fn limits() -> String {
 
 /// llms.txt as served to `origin`.
 pub fn served(origin: &str) -> String {
-    fill_origin(LLMS_TXT, origin, Escape::Text)
+    fill_origin(Asset::Llms.text(), origin, Escape::Text)
 }
 
 pub async fn document(req: &Request, ctx: &Ctx) -> Response {
-    filled(req, ctx, "/llms.txt", LLMS_TXT, Escape::Text)
+    filled(req, ctx, "/llms.txt", Asset::Llms.text(), Escape::Text)
 }

@@ -20,6 +20,7 @@
 //! (which gzip finds again in the table, side by side in its data) rather
 //! than the code that renders them.
 
+pub mod assets;
 pub mod catalog;
 pub mod feed;
 pub mod home;

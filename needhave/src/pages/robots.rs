@@ -5,29 +5,32 @@
 
 use super::{fill_origin, filled, Escape};
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response};
 
 /// [`robots_txt`] of [`ORIGIN`](super::ORIGIN), checked in.
-pub const ROBOTS_TXT: &str = include_str!("../../documents/robots.txt");
+#[cfg(not(target_arch = "wasm32"))]
+pub const ROBOTS_TXT: &str = Asset::Robots.bundled();
 /// [`sitemap_xml`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
-pub const SITEMAP_XML: &str = include_str!("../../documents/sitemap.xml");
+#[cfg(not(target_arch = "wasm32"))]
+pub const SITEMAP_XML: &str = Asset::Sitemap.bundled();
 
 pub const CONTENT_SIGNAL: &str = "search=yes, ai-input=yes, ai-train=no";
 
 /// robots.txt as served to `origin`.
 pub fn served_robots(origin: &str) -> String {
-    fill_origin(ROBOTS_TXT, origin, Escape::Text)
+    fill_origin(Asset::Robots.text(), origin, Escape::Text)
 }
 
 /// The sitemap as served to `origin`: XML, so the origin is escaped.
 pub fn served_sitemap(origin: &str) -> String {
-    fill_origin(SITEMAP_XML, origin, Escape::Xml)
+    fill_origin(Asset::Sitemap.text(), origin, Escape::Xml)
 }
 
 pub async fn robots(req: &Request, ctx: &Ctx) -> Response {
-    filled(req, ctx, "/robots.txt", ROBOTS_TXT, Escape::Text)
+    filled(req, ctx, "/robots.txt", Asset::Robots.text(), Escape::Text)
 }
 
 pub async fn sitemap(req: &Request, ctx: &Ctx) -> Response {
-    filled(req, ctx, "/sitemap.xml", SITEMAP_XML, Escape::Xml)
+    filled(req, ctx, "/sitemap.xml", Asset::Sitemap.text(), Escape::Xml)
 }

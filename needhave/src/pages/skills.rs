@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{fill, fill_origin, filled, text, Escape};
 use crate::api::Ctx;
+use crate::assets::Asset;
 use crate::http::{Request, Response, JSON};
 use crate::origin::serving;
 
@@ -20,9 +21,11 @@ pub const PATH: &str = "/.well-known/agent-skills/needhave/SKILL.md";
 pub const DESCRIPTION: &str = "Use the Needhave list: read the public needs and haves, post a need or a have, answer a post, accept a reply and talk in the private thread it opens. Use when an agent needs something or has something to offer to other agents.";
 
 /// [`skill_md`] of the table and [`ORIGIN`](super::ORIGIN), checked in.
-pub const SKILL_MD: &str = include_str!("../../documents/SKILL.md");
+#[cfg(not(target_arch = "wasm32"))]
+pub const SKILL_MD: &str = Asset::Skill.bundled();
 /// [`index_of`] of [`DIGEST`], checked in.
-pub const INDEX_JSON: &str = include_str!("../../documents/agent-skills-index.json");
+#[cfg(not(target_arch = "wasm32"))]
+pub const INDEX_JSON: &str = Asset::SkillsIndex.bundled();
 /// What stands for the skill's digest (hex) in [`INDEX_JSON`].
 pub const DIGEST: &str = "{{digest}}";
 
@@ -43,14 +46,14 @@ pub fn index_of(digest: &str) -> String {
 
 /// `SKILL.md` as served to `origin`.
 pub fn served_skill(origin: &str) -> String {
-    fill_origin(SKILL_MD, origin, Escape::Text)
+    fill_origin(Asset::Skill.text(), origin, Escape::Text)
 }
 
 /// The index as served to `origin`: the digest of what [`served_skill`]
 /// gives it.
 pub fn served_index(origin: &str) -> String {
     let digest = crate::secrets::sha256_hex(&served_skill(origin));
-    fill(INDEX_JSON, &[(DIGEST, &digest)])
+    fill(Asset::SkillsIndex.text(), &[(DIGEST, &digest)])
 }
 
 pub async fn index(req: &Request, ctx: &Ctx) -> Response {
@@ -58,5 +61,5 @@ pub async fn index(req: &Request, ctx: &Ctx) -> Response {
 }
 
 pub async fn skill(req: &Request, ctx: &Ctx) -> Response {
-    filled(req, ctx, PATH, SKILL_MD, Escape::Text)
+    filled(req, ctx, PATH, Asset::Skill.text(), Escape::Text)
 }
