@@ -169,7 +169,9 @@ fn id_of<'a>(msg: &Value, text: &'a [u8], written: &'a mut String) -> Id<'a> {
     match raw_id(text) {
         Some(raw) => Some(raw),
         None => {
-            *written = msg["id"].to_string();
+            // `to_string`, not Value's `Display`: Display links two more
+            // copies of Value's serializer (plain and `{:#}`).
+            *written = serde_json::to_string(&msg["id"]).unwrap_or_default();
             Some(written.as_str())
         }
     }

@@ -29,6 +29,7 @@
 
 use super::{hot_cold, prepare, Memo, Row, RowExt, Statement, Store, StoreExt, Value};
 use super::{StoreResult, NEW_WORDS, SMALL_LEAVES, WAITING_ROW_BYTES};
+use crate::json;
 use crate::rules::hot::{Tokens, DEEPEST};
 use crate::rules::words::{kind_mark, kind_term, terms, waiting_text};
 use crate::rules::Kind;
@@ -256,27 +257,28 @@ pub fn to_sweep(now_ms: i64, max: usize) -> Statement {
 }
 
 /// `[row number, first term, [the other terms…]]` for each post of
-/// `posts`, as [`SWEEP_HOT`] and [`SWEEP_COLD`] take them, from `terms`
-/// (a text of terms separated by spaces); JSON written here, a term being
-/// a JSON string like any other.
-pub fn sweep_json<'a>(posts: impl Iterator<Item = (i64, &'a str)>) -> String {
+/// `posts`, as [`SWEEP_HOT`] and [`SWEEP_COLD`] take them, from the part
+/// `part` picks of its [`Superset`] (a text of terms separated by spaces);
+/// JSON written here, a term being a JSON string like any other. One
+/// function for both parts, by a function pointer rather than a closure,
+/// so that the Worker links one copy of it.
+fn sweep_json(posts: &[(i64, Superset)], part: fn(&Superset) -> &str) -> String {
     let mut out = Vec::from(&b"["[..]);
-    for (i, (post, terms)) in posts.enumerate() {
+    for (i, (post, superset)) in posts.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.push(b'[');
         out.extend_from_slice(post.to_string().as_bytes());
-        let mut terms = terms.split(' ');
+        let mut terms = part(superset).split(' ');
         out.push(b',');
-        // Writing to a Vec cannot fail, and a str always serializes.
-        let _ = serde_json::to_writer(&mut out, terms.next().unwrap_or_default());
+        json::write_str(&mut out, terms.next().unwrap_or_default());
         out.extend_from_slice(b",[");
         for (j, term) in terms.enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            let _ = serde_json::to_writer(&mut out, term);
+            json::write_str(&mut out, term);
         }
         out.extend_from_slice(b"]]");
     }
@@ -285,9 +287,9 @@ pub fn sweep_json<'a>(posts: impl Iterator<Item = (i64, &'a str)>) -> String {
 }
 
 /// A JSON array of row numbers.
-fn json_list(posts: impl Iterator<Item = i64>) -> String {
+fn json_list(posts: &[i64]) -> String {
     let mut out = String::from("[");
-    for (i, post) in posts.enumerate() {
+    for (i, post) in posts.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -312,7 +314,8 @@ fn json_list(posts: impl Iterator<Item = i64>) -> String {
 /// once) is found in neither part the second time.
 pub fn sweep_statements(rows: &[Row], now_ms: i64) -> (Vec<Statement>, usize) {
     let (mut taken, mut bytes, mut mark) = (0, 0, None);
-    let (mut open, mut gone): (Vec<(i64, Superset)>, Vec<i64>) = (Vec::new(), Vec::new());
+    let (mut open, mut posts, mut gone): (Vec<(i64, Superset)>, Vec<i64>, Vec<i64>) =
+        (Vec::new(), Vec::new(), Vec::new());
     for row in rows {
         let post = row.int("post");
         let terms = match (post, row.str("kind").and_then(Kind::parse), row.str("note")) {
@@ -331,20 +334,19 @@ pub fn sweep_statements(rows: &[Row], now_ms: i64) -> (Vec<Statement>, usize) {
         }
         if let (Some(post), Some(terms)) = (post, terms) {
             open.push((post, terms));
+            posts.push(post);
         }
     }
     let mut statements = Vec::new();
     if !open.is_empty() {
-        let hot = sweep_json(open.iter().map(|(p, t)| (*p, t.hot.as_str())));
-        let cold = sweep_json(open.iter().map(|(p, t)| (*p, t.cold.as_str())));
+        let hot = sweep_json(&open, |t| &t.hot);
+        let cold = sweep_json(&open, |t| &t.cold);
         statements.push(prepare(SWEEP_HOT).bind(hot));
         statements.push(prepare(SWEEP_COLD).bind(cold));
-        let posts = json_list(open.iter().map(|(p, _)| *p));
-        statements.push(prepare(SWEEP_WAITING).bind(posts));
+        statements.push(prepare(SWEEP_WAITING).bind(json_list(&posts)));
     }
     if !gone.is_empty() {
-        let posts = json_list(gone.iter().copied());
-        statements.push(prepare(SWEEP_LIVE).bind(posts).bind(now_ms));
+        statements.push(prepare(SWEEP_LIVE).bind(json_list(&gone)).bind(now_ms));
     }
     if let Some(n) = mark {
         statements.push(prepare(SWEEP_MARK).bind(n));
