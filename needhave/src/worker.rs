@@ -45,7 +45,21 @@ mod url;
     wasm_bindgen_futures = worker::wasm_bindgen_futures,
     js_sys = worker::js_sys
 )]
-pub async fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
+pub fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Promise {
+    promise(Box::pin(serve(req, env)))
+}
+
+/// An entry's future, boxed: `fetch` and `scheduled` hand theirs to one
+/// copy of `future_to_promise`'s machinery (an `async` export would
+/// monomorphise it once per entry, about 1 KB gzip each).
+type Entry = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;
+
+fn promise(entry: Entry) -> Promise {
+    worker::wasm_bindgen_futures::future_to_promise(entry)
+}
+
+/// A request's answer (the body of [`fetch`]).
+async fn serve(req: web_sys::Request, env: JsValue) -> Result<JsValue, JsValue> {
     let url = req.url();
     let (authority, path) = url::authority_and_path(&url);
     let mut request = Request::new(&req.method(), path);
@@ -128,7 +142,12 @@ const SWEEP_MS: i64 = 20_000;
     wasm_bindgen_futures = worker::wasm_bindgen_futures,
     js_sys = worker::js_sys
 )]
-pub async fn scheduled(_event: JsValue, env: JsValue, _ctx: JsValue) -> Result<JsValue, JsValue> {
+pub fn scheduled(_event: JsValue, env: JsValue, _ctx: JsValue) -> Promise {
+    promise(Box::pin(sweep_all(env)))
+}
+
+/// One Cron Trigger's sweep (the body of [`scheduled`]).
+async fn sweep_all(env: JsValue) -> Result<JsValue, JsValue> {
     test_clock(&env);
     let started = platform::now_ms();
     let Some(db) = d1(&env) else {
