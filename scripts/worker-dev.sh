@@ -47,6 +47,9 @@ worker_start() {
     local port inspector
     port=$(worker_free_port)
     inspector=$(worker_free_port)
+    # Each port was free when asked, and the system may hand the same one
+    # out twice.
+    while [[ "$inspector" == "$port" ]]; do inspector=$(worker_free_port); done
     printf -v "${var}_T0" '%s' "$(date +%s%3N)"
     setsid wrangler dev --config "$config" --ip 127.0.0.1 --port "$port" \
         --inspector-port "$inspector" --persist-to "$state" \
@@ -73,6 +76,20 @@ worker_wait_ready() {
     done
     echo "wrangler dev not ready after 300 s" >&2
     return 1
+}
+
+# worker_start_ready VAR CONFIG STATE LOG [args...]: worker_start, then
+# worker_wait_ready; an instance that exits before it serves (wrangler on a
+# loaded machine, now and then, with nothing in its log) is started once
+# more, saying so with its log.
+worker_start_ready() {
+    local var=$1 log=$4 pgid base
+    worker_start "$@"
+    pgid="${var}_PGID" base="${var}_BASE"
+    worker_wait_ready "${!base}" "${!pgid}" && return 0
+    echo "wrangler dev ($var) exited before serving; its log: $(cat "$log"); starting it once more" >&2
+    worker_start "$@"
+    worker_wait_ready "${!base}" "${!pgid}"
 }
 
 # worker_stop PGID: stops that instance's whole process group.
