@@ -29,7 +29,6 @@
 
 use super::{hot_cold, prepare, Memo, Row, RowExt, Statement, Store, StoreExt, Value};
 use super::{StoreResult, NEW_WORDS, SMALL_LEAVES, WAITING_ROW_BYTES};
-use crate::json;
 use crate::rules::hot::{Tokens, DEEPEST};
 use crate::rules::words::{kind_mark, kind_term, terms, waiting_text};
 use crate::rules::Kind;
@@ -276,13 +275,14 @@ fn sweep_json(posts: &[(i64, Superset)], part: fn(&Superset) -> &str) -> String 
         out.extend_from_slice(post.to_string().as_bytes());
         let mut terms = part(superset).split(' ');
         out.push(b',');
-        json::write_str(&mut out, terms.next().unwrap_or_default());
+        // Writing to a Vec cannot fail, and a str always serializes.
+        let _ = serde_json::to_writer(&mut out, terms.next().unwrap_or_default());
         out.extend_from_slice(b",[");
         for (j, term) in terms.enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            json::write_str(&mut out, term);
+            let _ = serde_json::to_writer(&mut out, term);
         }
         out.extend_from_slice(b"]]");
     }
