@@ -208,8 +208,8 @@ impl Api {
 /// tool's title and description, a handler's name), as the table holds it:
 /// natively the text, which the generated documents are made from; in the
 /// Worker nothing, since it serves those documents from its static assets
-/// (`crate::assets`) and answers nothing else with it. About 3 KB of the
-/// `.wasm`'s gzip.
+/// (`crate::assets`) and answers nothing else with it, so the words would
+/// be bytes every cold start loads for nothing.
 pub const fn doc(text: &'static str) -> &'static str {
     if cfg!(target_arch = "wasm32") {
         ""

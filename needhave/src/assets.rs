@@ -8,9 +8,9 @@
 //! same directory is its static assets (`[assets]` in `wrangler.toml`,
 //! binding `ASSETS`, the Worker run before any asset), and the Worker
 //! fetches a document through the binding the first time a request needs it
-//! ([`crate::pages::assets::needed`]) and keeps it for the isolate's life. Their
-//! bytes in the `.wasm` were about 8 KB of its gzip, which every cold start
-//! loads, for answers most cold starts never give. What is served is the
+//! ([`crate::pages::assets::needed`]) and keeps it for the isolate's life.
+//! In the `.wasm` their bytes would be loaded by every cold start, for
+//! answers most cold starts never give (`docs/design/worker-size.md`). What is served is the
 //! same text on every target, so every answer keeps its bytes.
 
 /// One checked-in document.
@@ -100,7 +100,7 @@ impl Asset {
 thread_local! {
     /// What the Worker fetched, by [`Asset`]: each at most once an isolate
     /// (two requests that both find it missing fetch it twice, the first
-    /// copy kept), never freed, 11 documents, about 90 KB in all.
+    /// copy kept), never freed: the checked-in documents, a bounded few.
     static LOADED: [std::cell::Cell<Option<&'static str>>; 11] = Default::default();
 }
 

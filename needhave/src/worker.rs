@@ -51,7 +51,7 @@ pub fn fetch(req: web_sys::Request, env: JsValue, _ctx: JsValue) -> Promise {
 
 /// An entry's future, boxed: `fetch` and `scheduled` hand theirs to one
 /// copy of `future_to_promise`'s machinery (an `async` export would
-/// monomorphise it once per entry, about 1 KB gzip each).
+/// monomorphise it once per entry).
 type Entry = std::pin::Pin<Box<dyn std::future::Future<Output = Result<JsValue, JsValue>>>>;
 
 fn promise(entry: Entry) -> Promise {

@@ -28,7 +28,7 @@ scenarios![
     setup crate::on_file_only;
     a_post_has_its_age,
     expires_in_is_whole_seconds_in_its_bounds,
-    expires_in_is_checked_in_the_contracts_order,
+    expires_in_is_checked_in_the_documented_order,
     closing,
     close_errors_in_order,
     eight_concurrent_closes_make_one,
@@ -292,7 +292,7 @@ async fn expires_in_is_whole_seconds_in_its_bounds() {
     }
 }
 
-async fn expires_in_is_checked_in_the_contracts_order() {
+async fn expires_in_is_checked_in_the_documented_order() {
     let c = Client::new();
     let taken = create("need", json!({})).await.0.note;
     // bad_request, bad_kind, bad_expiry, empty/huge/bad_note,

@@ -131,7 +131,7 @@ pub struct Page {
 
 /// A create: no copy of the note (by its key's digest, by the exact note,
 /// and by the full key an older row may still keep, see migrations/),
-/// then the client's and its site's hourly rates, in the contract's order.
+/// then the client's and its site's hourly rates, in the order docs/life.md gives.
 /// Guard parameters: ?1 key digest, ?2 note, ?3 key, ?4 ip hash, ?5 site
 /// hash, ?6 window start, ?7 and ?8 the rates; then the values. The
 /// schema's trigger makes the post open (`live`) in the same statement.
