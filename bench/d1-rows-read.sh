@@ -109,7 +109,12 @@ if [[ "$ENDED" != 0 ]]; then
     t0=$(date +%s)
     for ((i = 0; ; i++)); do
         seen=$(sweeps)
-        curl -fsS -o /dev/null "$MAIN_BASE/__scheduled?cron=*+*+*+*+*"
+        # An event sweeps for 20 s at most (worker.rs, SWEEP_MS): one that
+        # has not answered in two minutes is a hang, said as such.
+        curl -fsS -m 120 -o /dev/null "$MAIN_BASE/__scheduled?cron=*+*+*+*+*" || {
+            echo "d1-rows-read: event $i of the Cron Trigger did not answer in 120 s" >&2
+            exit 1
+        }
         for ((j = 0; j < 30 && $(sweeps) == seen; j++)); do sleep 0.1; done
         [[ $(sweeps) == "$seen" ]] && break
         if grep -q 'sweep: ' "$WORK/wrangler.log" || ((i > 1000)); then

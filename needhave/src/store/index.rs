@@ -210,13 +210,22 @@ pub const SWEEP_FIND: &str = "SELECT * FROM (SELECT e.n AS n, p.rowid AS post, p
 /// wrote each prefix that was hot then, a promotion each one since, and
 /// the hot set only grows. (`group_concat` joins with commas, which the
 /// index's tokenizer reads as spaces.)
+///
+/// Whether the part holds a post is asked of the cold part, by its kind's
+/// term there (the kind's term unmarked, which the move writes into the
+/// cold part for every post it writes into the hot one, and [`SWEEP_COLD`]
+/// takes out after this statement, in the same batch). FTS5 seeks a row
+/// number in a list by walking the list's doclist index from its start,
+/// and the hot part's small leaves make that index long: a kind's term is
+/// in half the posts, so each seek there grows with the list, where the
+/// cold part's leaves of 4 KB keep its walk to a page or two.
 pub const SWEEP_HOT: &str = "INSERT INTO post_words (post_words, rowid, words) \
      SELECT 'delete', e.r, e.k || coalesce((SELECT ',' || group_concat(DISTINCT t.value) \
      FROM json_each(e.s) t WHERE t.value IN (SELECT p FROM hot_prefixes)), '') \
      FROM (SELECT 268435456 - json_extract(j.value, '$[0]') AS r, json_extract(j.value, '$[1]') AS k, \
      json_extract(j.value, '$[2]') AS s FROM json_each(?1) j) e \
-     WHERE EXISTS (SELECT 1 FROM post_words w WHERE w.post_words MATCH '\"' || e.k || '\"' \
-     AND w.rowid = e.r) ORDER BY e.r";
+     WHERE EXISTS (SELECT 1 FROM post_cold c WHERE c.post_cold MATCH '\"' || substr(e.k, 2) || '\"' \
+     AND c.rowid = e.r) ORDER BY e.r";
 
 /// Takes posts out of the cold part, as [`SWEEP_HOT`] does the hot: `?1`
 /// holds `[row number, kind's term, [terms…]]` ([`Superset::cold`]), and
