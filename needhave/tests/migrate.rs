@@ -328,8 +328,9 @@ fn the_migrations_make_schema_sql() {
 }
 
 /// migrations/0011 gives FTS5's own leaves back to a list of fewer than
-/// `WORDS_GROWN` posts only: a list past it keeps the small leaves its
-/// deep pages seek in.
+/// `WORDS_GROWN` posts only: a list past it keeps the small leaves (64
+/// bytes, as 0009 wrote them; its next create takes it to `WORDS_LEAF`,
+/// below) its deep pages seek in.
 #[test]
 fn migration_0011_leaves_a_grown_list_its_small_leaves() {
     let files = migrations();
@@ -340,7 +341,7 @@ fn migration_0011_leaves_a_grown_list_its_small_leaves() {
             needhave::store::WORDS_GROWN - 1,
             needhave::store::WORDS_LEAF_YOUNG,
         ),
-        (needhave::store::WORDS_GROWN, needhave::store::WORDS_LEAF),
+        (needhave::store::WORDS_GROWN, 64),
     ] {
         let conn = Connection::open_in_memory().unwrap();
         for (name, sql) in old {
@@ -384,6 +385,38 @@ fn the_list_takes_small_leaves_at_its_grown_post() {
     assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
     assert_eq!(wait(grown + 1), 0, "set once");
     assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+}
+
+/// A grown list of the previous release writes leaves of 64 bytes (the
+/// setting migrations 0009 and 0012 left it); its next create takes it to
+/// `WORDS_LEAF`, once.
+#[test]
+fn a_grown_list_of_small_leaves_takes_the_current_size_at_its_next_create() {
+    assert_ne!(
+        needhave::store::WORDS_LEAF,
+        64,
+        "the size this test moves from"
+    );
+    let conn = Connection::open_in_memory().unwrap();
+    migrate::apply(&conn).unwrap().unwrap();
+    conn.execute(
+        "INSERT INTO post_words (post_words, rank) VALUES ('pgsz', 64)",
+        [],
+    )
+    .unwrap();
+    let grown = needhave::store::WORDS_GROWN;
+    conn.execute(
+        "INSERT INTO words_new (post, words) VALUES (?1, '\u{b7}need w')",
+        [grown + 500],
+    )
+    .unwrap();
+    let before = conn.total_changes();
+    conn.execute(needhave::store::SMALL_LEAVES, []).unwrap();
+    assert!(conn.total_changes() > before);
+    assert_eq!(leaf_size(&conn), Some(needhave::store::WORDS_LEAF));
+    let before = conn.total_changes();
+    conn.execute(needhave::store::SMALL_LEAVES, []).unwrap();
+    assert_eq!(conn.total_changes(), before, "set once");
 }
 
 /// The leaf statements write out the numbers of `store` (SQL has no

@@ -51,10 +51,11 @@ const NOTE_KEY: &str = include_str!("../../../migrations/0002_note_key.sql");
 /// The site hashes, and the key's digest with its unique index.
 const SITES: &str = include_str!("../../../migrations/0005_sites_and_key_digest.sql");
 
-/// migrations/0009: the index of words written in leaves of
-/// [`WORDS_LEAF`](crate::store::WORDS_LEAF) bytes. A setting, not schema:
-/// applied once, by the upgrade (a fresh file's too), so that an open of a
-/// current file writes nothing.
+/// migrations/0009: the index of words written in small leaves (64 bytes;
+/// a grown list's next create takes it to
+/// [`WORDS_LEAF`](crate::store::WORDS_LEAF), `store::SMALL_LEAVES`). A
+/// setting, not schema: applied once, by the upgrade (a fresh file's too),
+/// so that an open of a current file writes nothing.
 pub const LEAVES: &str = include_str!("../../../migrations/0009_words_leaves.sql");
 
 /// migrations/0011: a list of fewer than

@@ -123,11 +123,14 @@ pub const NEW_WORDS: &str =
 /// Once the list holds [`WORDS_GROWN`] posts, its index writes leaves of
 /// [`WORDS_LEAF`] bytes: set by the create of that post (its words are the
 /// newest in `words_new`), once; the move that follows writes small
-/// leaves already. Two rows read a create (the newest waiting post, the
-/// setting), none written after the first.
-pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT 'pgsz', 64 \
+/// leaves already. A grown list whose setting is another size (the 64
+/// bytes migrations 0009 and 0012 wrote) takes this one at its next
+/// create, the same way; its segments keep their leaves until FTS5 merges
+/// them. Two rows read a create (the newest waiting post, the setting),
+/// none written after the first.
+pub const SMALL_LEAVES: &str = "INSERT INTO post_words (post_words, rank) SELECT 'pgsz', 128 \
      WHERE (SELECT max(post) FROM words_new) >= 10000 \
-     AND NOT EXISTS (SELECT 1 FROM post_words_config WHERE k = 'pgsz' AND v = 64)";
+     AND NOT EXISTS (SELECT 1 FROM post_words_config WHERE k = 'pgsz' AND v = 128)";
 
 /// What a post's row number is taken from to make its row number in the
 /// index of words (2^28, written out in every statement that reads or
@@ -146,9 +149,13 @@ pub const WORDS_BASE: i64 = 1 << 28;
 /// for a list that fills four leaves or more; any shorter list, in any
 /// segment, is stepped a row number at a time. Small leaves give the list
 /// of a common word a doclist index in all but the smallest segments, so a
-/// deep page costs about what its first does (docs/design/search-index.md,
-/// "Leaves, and deep pages").
-pub const WORDS_LEAF: i64 = 64;
+/// deep page costs about what its first does. But FTS5 walks a doclist
+/// index from its start, one entry a leaf, in pages of the same size, so
+/// its walk to a row number grows with the list over the square of the
+/// leaf: a rare word beside a common one seeks the common word's list once
+/// a post. Leaves of 128 bytes keep both near their cost at 1 k posts
+/// (docs/design/search-index.md, "Leaves, and deep pages").
+pub const WORDS_LEAF: i64 = 128;
 
 /// The bytes of a leaf of the index of words in a list of fewer than
 /// [`WORDS_GROWN`] posts: FTS5's own (migrations/0011 on both stores, a

@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn a_step_is_the_same_bytes_in_either_leaves() {
-        assert_eq!(step_pages(crate::store::WORDS_LEAF), 256);
+        assert_eq!(step_pages(crate::store::WORDS_LEAF), 128);
         assert_eq!(step_pages(crate::store::WORDS_LEAF_YOUNG), 4);
         assert_eq!(step_pages(1 << 20), 1, "at least a leaf");
     }
