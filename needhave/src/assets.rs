@@ -10,8 +10,9 @@
 //! fetches a document through the binding the first time a request needs it
 //! ([`crate::pages::assets::needed`]) and keeps it for the isolate's life.
 //! In the `.wasm` their bytes would be loaded by every cold start, for
-//! answers most cold starts never give (`docs/design/worker-size.md`). What is served is the
-//! same text on every target, so every answer keeps its bytes.
+//! answers most cold starts never give (`docs/design/worker-size.md`).
+//! What is served is the same text on every target, so every answer keeps
+//! its bytes.
 
 /// One checked-in document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

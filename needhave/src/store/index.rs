@@ -175,10 +175,10 @@ pub fn superset(kind: Kind, note: &str) -> Superset {
 
 /// Posts one round of the sweep takes at most, of each of its two kinds
 /// (ends by a row, ends by time), natively. A round is one write batch in
-/// the writer, so creates queued behind it wait for it whole: 256 held the
-/// writer about 0.74 s on a loaded two-core machine (`needhave-bench
-/// ended`), so a round is the size of a move of the waiting words, and the
-/// writes queued meanwhile go between rounds.
+/// the writer, so creates queued behind it wait for it whole (a round of
+/// 256 holds the writer most of a second on a loaded two-core machine,
+/// `needhave-bench ended`): a round is the size of a move of the waiting
+/// words, and the writes queued meanwhile go between rounds.
 pub const SWEEP_ROUND: usize = 64;
 
 /// The bytes of terms one round of the sweep hands the store at most (a

@@ -293,9 +293,10 @@ fn refold_keys(conn: &Connection) -> rusqlite::Result<(usize, usize, usize)> {
 /// ([`refolded_note`]) their words as it reads them: a waiting post's
 /// words in `words_new` are written again (the move finds their hot
 /// terms), and a post the index holds gets its terms in both parts beside
-/// the ones it has (one the sweep took out stays out) (the index keeps no text to delete them by, and an old term no
-/// query makes any more finds nothing it should not), as a writer with
-/// the file's hot set would write them. Newest first, so that the
+/// the ones it has, as a writer with the file's hot set would write them
+/// (the index keeps no text to delete the old ones by, and an old term no
+/// query makes any more finds nothing it should not); a post the sweep
+/// took out stays out. Newest first, so that the
 /// reversed row numbers ascend. Returns how many.
 fn refold_words(conn: &Connection) -> rusqlite::Result<usize> {
     let posts: Vec<(i64, String, String, String, bool)> = conn
