@@ -182,12 +182,15 @@ async fn remove(id: &str) -> Option<Removal> {
         "NEEDHAVE_TEST_REMOVE: a shell command that removes the post or message $ID \
          for $REASON on the list under test",
     );
-    let done = std::process::Command::new("sh")
-        .args(["-c", &command])
-        .env("ID", id)
-        .env("REASON", "a test removes it")
-        .status()
-        .unwrap();
+    let done = alone_with_the_list(|| {
+        std::process::Command::new("sh")
+            .args(["-c", &command])
+            .env("ID", id)
+            .env("REASON", "a test removes it")
+            .status()
+            .unwrap()
+    })
+    .await;
     assert!(done.success(), "{command}");
     None
 }

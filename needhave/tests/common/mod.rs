@@ -492,6 +492,21 @@ pub async fn send_as(claimed: &str, method: &str, path: &str, body: Option<Vec<u
     .await
 }
 
+/// Held shared by every request this binary sends, and alone by a writer
+/// outside the server ([`alone_with_the_list`]).
+static OUTSIDE_WRITER: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Runs `write`, a process that writes the list's file beside the server
+/// (an operator's `wrangler d1 execute --local`), while no request of this
+/// binary is in flight. A local D1 is one SQLite file that workerd opens
+/// without a busy timeout: a second process's write makes any statement the
+/// Worker runs meanwhile fail with SQLITE_BUSY, and the request a 500 that
+/// production never sees, where D1 itself runs the operator's statement.
+pub async fn alone_with_the_list<T>(write: impl FnOnce() -> T) -> T {
+    let _alone = OUTSIDE_WRITER.write().await;
+    write()
+}
+
 async fn send_claimed(
     server: &Server,
     ip: Ipv4Addr,
@@ -501,6 +516,7 @@ async fn send_claimed(
     body: Option<Vec<u8>>,
     headers: &[(&str, &str)],
 ) -> Resp {
+    let _sending = OUTSIDE_WRITER.read().await;
     let resp = send_once(server, ip, claimed, method, path, body.clone(), headers).await;
     // Sent again, once, as wrangler does for a GET: the first never ran. (Had
     // it run, the second would meet the first's row, a duplicate note or a
