@@ -111,7 +111,7 @@ macro_rules! waiting {
 
 /// A first reply: the post exists, was not removed and is open, its
 /// waiting cap and the client's share of it hold, then the client's and
-/// its site's hourly rates, in the order the API documents. Guard parameters: ?1
+/// its site's hourly rates, in the order docs/life.md gives. Guard parameters: ?1
 /// post id, ?2 ip hash, ?3 site hash, ?4 window start, ?5 the cap, ?6 the
 /// share, ?7 and ?8 the rates, ?9 now; then the values.
 static FIRST: Guarded = guarded! {
